@@ -1,0 +1,41 @@
+# Two commands for a reading group: `make course` and `make test`.
+# Both create .venv on first use: torch==2.13.0 FIRST (the local CPU wheel;
+# an unpinned torch would pull gigabytes of CUDA), then `pip install -e ".[dev]"`.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.itm-installed
+SCALE  ?= smoke
+
+.PHONY: venv course test tables lab clean-runs
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --upgrade pip
+	$(PY) -m pip install torch==2.13.0
+	$(PY) -m pip install -e ".[dev]"
+	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3"
+	touch $(STAMP)
+
+# Execute every notebook in order with papermill (smoke scale) into runs/,
+# tables under runs/results/.
+course: venv
+	$(PY) -m itmlib.notebooks run --scale $(SCALE) --output-dir runs --results-dir runs/results
+
+# Unit tests plus one papermill test per notebook at the smoke scale.
+test: venv
+	$(PY) -m pytest
+
+# Regenerate the committed tables in results/ (scale written in each header).
+# Default: the documented CPU scale; on a GPU use `make tables SCALE=full`.
+tables: SCALE = medium
+tables: venv
+	$(PY) -m itmlib.notebooks run --scale $(SCALE) --output-dir runs/tables --results-dir results
+
+lab: venv
+	$(VENV)/bin/jupyter lab notebooks/
+
+clean-runs:
+	rm -rf runs

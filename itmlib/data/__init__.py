@@ -1,0 +1,56 @@
+"""The data layer, all offline: one entry point, one dataset interface.
+
+>>> ds = load_dataset("synthetic", "test", scale="smoke", seed=0)   # doctest: +SKIP
+>>> ds.captions[:1], ds.img_of_caption[:5], ds.regions.shape        # doctest: +SKIP
+
+``name``:
+
+* ``"synthetic"`` - the itmlib world (rendered scenes, detector-like region
+  features, five captions per image with gold scene graphs, graded relevance);
+  splits ``train``, ``dev`` (``val``), ``test``; sizes from ``scale``.
+* ``"coco"`` - real MS-COCO captions (no images); splits ``test`` (Karpathy
+  5k), ``test1k-0`` ... ``test1k-4``, ``train``; CxC and ECCV positives.
+* ``"precomp"`` - SCAN/VSE precomputed features in ``data_dir``.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ..config import check_choice, get_scale
+from .base import CAPTIONS_PER_IMAGE, ITMDataset
+from .coco import coco_folds, load_coco
+from .precomp import load_precomp
+from .synthetic import WorldConfig, load_synthetic
+
+__all__ = ["load_dataset", "ITMDataset", "WorldConfig", "CAPTIONS_PER_IMAGE", "coco_folds", "DATASETS"]
+
+DATASETS = ("synthetic", "coco", "precomp")
+
+
+def load_dataset(name: str, split: str, *, data_dir: str | os.PathLike[str] | None = None,
+                 scale: str = "smoke", seed: int = 0, world: WorldConfig | None = None,
+                 cache: bool = True, progress: bool = True, **kwargs: Any) -> ITMDataset:
+    """Load one split of a dataset as an :class:`ITMDataset`.
+
+    ``data_dir``: for ``precomp`` the feature folder (required); for
+    ``synthetic`` an alternative cache folder; unused for ``coco``.
+    ``scale`` sets sizes (synthetic images per split; COCO training images).
+    ``seed`` makes the synthetic world (and the COCO train sample) reproducible.
+    ``world`` overrides the synthetic generator's knobs; extra ``kwargs`` are
+    WorldConfig fields (e.g. ``detector_noise=0.5``).
+    """
+    check_choice("dataset", name, DATASETS)
+    sc = get_scale(scale)
+    if name == "synthetic":
+        if kwargs:
+            world = WorldConfig(**{**(world.__dict__ if world else {}), **kwargs})
+        check_choice("split", split, ("train", "dev", "val", "test"))
+        return load_synthetic(split, sc.n_images(split), seed, world, cache=cache, cache_dir=data_dir,
+                              progress=progress)
+    if kwargs or world is not None:
+        raise ValueError(f"generator options {sorted(kwargs) or ['world']} only apply to dataset 'synthetic'")
+    if name == "coco":
+        return load_coco(split, scale=scale, seed=seed)
+    return load_precomp(data_dir, split)  # type: ignore[arg-type]

@@ -1,0 +1,51 @@
+"""Statistics of a dataset's many-to-many structure (notebook 00)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from .base import ITMDataset
+
+__all__ = ["other_relevant_images", "extra_positives", "positives_summary"]
+
+
+def other_relevant_images(ds: ITMDataset, threshold: float = 1.0, chunk: int = 2048) -> np.ndarray:
+    """Per caption: how many images *other than its own* it describes with gold relevance >= ``threshold``.
+
+    Needs graded relevance (synthetic world). Computed in caption chunks, so
+    memory stays at ``n_images x chunk`` floats.
+    """
+    if not (0.0 < threshold <= 1.0):
+        raise ValueError(f"threshold must lie in (0, 1], got {threshold!r}")
+    out = np.zeros(ds.n_captions, dtype=np.int64)
+    for s in range(0, ds.n_captions, chunk):
+        cols = np.arange(s, min(s + chunk, ds.n_captions))
+        rel = ds.relevance(None, cols)
+        hit = rel >= threshold - 1e-6
+        hit[ds.img_of_caption[cols], np.arange(cols.size)] = False
+        out[cols] = hit.sum(axis=0)
+    return out
+
+
+def extra_positives(ds: ITMDataset, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Human-verified positives beyond ground truth: (per caption #images, per image #captions)."""
+    if name not in ds.positives:
+        raise ValueError(f"{ds.name}/{ds.split} has no {name!r} positives; it has {sorted(ds.positives)}")
+    pos = ds.positives[name].tocsr().astype(np.int8)
+    extra = (pos - pos.multiply(ds.gt.astype(np.int8))).tocsr()
+    extra.eliminate_zeros()
+    return np.asarray(extra.sum(axis=0)).ravel(), np.asarray(extra.sum(axis=1)).ravel()
+
+
+def positives_summary(ds: ITMDataset) -> pd.DataFrame:
+    """One row per positive set (GT, CxC, ECCV): pairs, non-GT pairs, per-caption extra positives."""
+    rows = [{"positives": "ground truth (5 per image)", "pairs": int(ds.gt.nnz), "non_gt_pairs": 0,
+             "images_with_extra": 0, "captions_with_extra": 0, "mean_extra_images_per_caption": 0.0}]
+    for name in sorted(ds.positives):
+        per_cap, per_img = extra_positives(ds, name)
+        rows.append({"positives": name, "pairs": int(ds.positives[name].nnz), "non_gt_pairs": int(per_cap.sum()),
+                     "images_with_extra": int((per_img > 0).sum()), "captions_with_extra": int((per_cap > 0).sum()),
+                     "mean_extra_images_per_caption": float(per_cap.mean())})
+    return pd.DataFrame(rows)

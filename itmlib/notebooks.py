@@ -1,0 +1,107 @@
+"""Run the course notebooks headless with papermill (``make course``, ``make tables``, tests).
+
+``python -m itmlib.notebooks run --scale smoke`` executes every notebook in
+``notebooks/`` in order into ``runs/``; parameter overrides per scale come
+from ``ci/<scale>.yaml`` (a mapping notebook stem -> parameters). Notebooks
+run with ``notebooks/`` as their working directory, like a user who starts
+papermill there; their relative paths are resolved against the repo root.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from .config import check_choice, SCALES
+from .paths import repo_root, resolve_path
+
+__all__ = ["NOTEBOOKS", "notebook_paths", "scale_overrides", "run_notebook", "main"]
+
+#: the course's notebooks, in order (users quote these names)
+NOTEBOOKS = ("00_data_tour", "01_recall_metrics", "02_semantic_metrics", "03_vse_baseline", "04_sam",
+             "05_sam_reduced_data", "06_phrase_labels", "07_semantic_neighborhoods", "08_teran", "09_results")
+
+
+def notebook_paths() -> list[Path]:
+    """The notebooks present in ``notebooks/``, in course order."""
+    nb_dir = repo_root() / "notebooks"
+    return [nb_dir / f"{n}.ipynb" for n in NOTEBOOKS if (nb_dir / f"{n}.ipynb").is_file()]
+
+
+def scale_overrides(scale: str) -> dict[str, dict[str, Any]]:
+    """Per-notebook papermill parameters for ``scale`` from ``ci/<scale>.yaml`` (empty if none)."""
+    check_choice("scale", scale, SCALES)
+    path = repo_root() / "ci" / f"{scale}.yaml"
+    if not path.is_file():
+        return {}
+    import yaml
+
+    doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    if not isinstance(doc, dict) or not all(isinstance(v, dict) for v in doc.values()):
+        raise ValueError(f"{path}: expected a mapping of notebook name -> parameter mapping")
+    unknown = set(doc) - set(NOTEBOOKS) - {"all"}
+    if unknown:
+        raise ValueError(f"{path}: unknown notebook name(s) {sorted(unknown)}")
+    return doc
+
+
+def run_notebook(notebook: str | Path, output: str | Path, parameters: dict[str, Any] | None = None,
+                 *, cwd: str | Path | None = None, progress: bool = False) -> float:
+    """Execute one notebook with papermill; returns wall seconds. Raises on a failing cell."""
+    import papermill as pm
+
+    nb = resolve_path(notebook)
+    if not nb.is_file():
+        raise FileNotFoundError(f"no notebook at {nb}")
+    out = resolve_path(output)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    pm.execute_notebook(str(nb), str(out), parameters=parameters or {}, kernel_name="python3", language="python",
+                        cwd=str(cwd if cwd is not None else nb.parent), progress_bar=progress, log_output=False)
+    return time.perf_counter() - t0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m itmlib.notebooks", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    run = sub.add_parser("run", help="execute the notebooks in order")
+    run.add_argument("--scale", default="smoke", choices=sorted(SCALES))
+    run.add_argument("--output-dir", default="runs", help="executed notebooks go here (relative to the repo root)")
+    run.add_argument("--results-dir", default="runs/results", help="tables go here (relative to the repo root)")
+    run.add_argument("--only", nargs="*", default=None, help="notebook stems to run (default: all)")
+    run.add_argument("-p", "--param", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
+                     help="extra parameter for every notebook (VALUE parsed as JSON when it can be)")
+    args = ap.parse_args(argv)
+    overrides = scale_overrides(args.scale)
+    extra = {}
+    for k, v in args.param:
+        try:
+            extra[k] = json.loads(v)
+        except json.JSONDecodeError:
+            extra[k] = v
+    paths = notebook_paths()
+    if args.only:
+        missing = set(args.only) - {p.stem for p in paths}
+        if missing:
+            ap.error(f"no such notebook(s): {sorted(missing)}")
+        paths = [p for p in paths if p.stem in args.only]
+    timings = []
+    for nb in paths:
+        params = {"scale": args.scale, "results_dir": args.results_dir, **overrides.get("all", {}),
+                  **overrides.get(nb.stem, {}), **extra}
+        out = resolve_path(args.output_dir) / nb.name
+        print(f"[itm-course] {nb.name} -> {out} with {params}", flush=True)
+        secs = run_notebook(nb, out, params)
+        timings.append((nb.stem, secs))
+        print(f"[itm-course] {nb.name}: {secs:.1f} s", flush=True)
+    print("[itm-course] done: " + ", ".join(f"{n} {s:.0f} s" for n, s in timings), flush=True)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

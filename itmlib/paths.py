@@ -1,0 +1,47 @@
+"""Repository-root path resolution.
+
+Users run papermill from ``notebooks/`` as often as from the repository root,
+so every relative path a notebook receives (``results_dir``, ``data_dir``, ...)
+is resolved against the repository root, never against the current working
+directory.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+__all__ = ["repo_root", "resolve_path", "cache_dir"]
+
+
+def repo_root() -> Path:
+    """The itm-course checkout this package lives in.
+
+    Order: ``$ITM_COURSE_ROOT`` if set; else the parent of the ``itmlib``
+    package when it holds ``pyproject.toml`` (editable install, the normal
+    case); else the first ancestor of the cwd holding ``pyproject.toml`` and
+    ``itmlib/``; else the cwd.
+    """
+    env = os.environ.get("ITM_COURSE_ROOT")
+    if env:
+        return Path(env).expanduser().resolve()
+    pkg_parent = Path(__file__).resolve().parent.parent
+    if (pkg_parent / "pyproject.toml").is_file():
+        return pkg_parent
+    here = Path.cwd().resolve()
+    for cand in (here, *here.parents):
+        if (cand / "pyproject.toml").is_file() and (cand / "itmlib").is_dir():
+            return cand
+    return here
+
+
+def resolve_path(path: str | os.PathLike[str]) -> Path:
+    """``path`` itself if absolute (``~`` expanded), else ``repo_root() / path``."""
+    p = Path(path).expanduser()
+    return p if p.is_absolute() else repo_root() / p
+
+
+def cache_dir() -> Path:
+    """Where generated data is cached: ``$ITM_CACHE_DIR`` or ``<repo>/data/cache``."""
+    env = os.environ.get("ITM_CACHE_DIR")
+    return resolve_path(env) if env else repo_root() / "data" / "cache"

@@ -1,0 +1,194 @@
+"""The one table writer every notebook uses.
+
+``start_run`` is the first call of each notebook after its ``parameters``
+cell: it validates and records the run's settings, seeds everything, resolves
+the device, and opens ``<results_dir>/<notebook>/`` with a log file.
+``Run.write_table`` then writes ``<results_dir>/<notebook>/<table>.csv`` and
+``.md`` atomically (temp file + rename), each starting with a header block::
+
+    # table: 00_data_tour/synthetic_stats
+    # data: synthetic world (itmlib generator v1); no real images
+    # dataset: synthetic
+    # scale: smoke
+    # seed: 0
+    # device: cpu
+    # itmlib: 0.1.0
+    # paper: Biten et al. ..., Table 1
+
+The header holds nothing that changes between identical runs (no clock, no
+host), so the same seed gives byte-identical tables.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import os
+import re
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from . import __version__
+from .config import check_choice, get_scale, resolve_device, set_seed
+from .paths import resolve_path
+
+__all__ = ["Run", "start_run", "write_table", "read_table", "atomic_write_text"]
+
+logger = logging.getLogger("itmlib")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` via a temp file in the same folder + ``os.replace``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _header(meta: dict[str, Any]) -> list[str]:
+    lines = []
+    for k, v in meta.items():
+        if v is None:
+            continue
+        v = " ".join(str(v).split())  # one line per key
+        lines.append(f"{k}: {v}")
+    return lines
+
+
+def write_table(
+    df: pd.DataFrame,
+    results_dir: str | os.PathLike[str],
+    notebook: str,
+    table: str,
+    meta: dict[str, Any],
+    *,
+    float_format: str = "%.4g",
+) -> tuple[Path, Path]:
+    """Write ``df`` as ``<results_dir>/<notebook>/<table>.csv`` and ``.md`` with a header block.
+
+    ``meta`` must hold at least ``data`` (which data the numbers came from),
+    ``dataset``, ``scale``, ``seed`` and ``device``; ``paper`` names the
+    transcribed paper table shown beside ours (or says why there is none).
+    """
+    for name, val in (("notebook", notebook), ("table", table)):
+        if not _NAME.match(val):
+            raise ValueError(f"{name} must be a plain file name (letters, digits, '_', '-', '.'), got {val!r}")
+    missing = [k for k in ("data", "dataset", "scale", "seed", "device") if k not in meta]
+    if missing:
+        raise ValueError(f"table header is missing {missing}")
+    if not isinstance(df, pd.DataFrame) or df.empty:
+        raise ValueError(f"table {table!r} must be a non-empty DataFrame")
+    full_meta = {"table": f"{notebook}/{table}", **meta, "itmlib": __version__}
+    head = _header(full_meta)
+    out = resolve_path(results_dir) / notebook
+    csv_buf = io.StringIO()
+    df.to_csv(csv_buf, index=False, float_format=float_format, lineterminator="\n")
+    csv_text = "".join(f"# {h}\n" for h in head) + csv_buf.getvalue()
+    md_body = df.to_markdown(index=False, floatfmt=float_format.replace("%", ""))
+    md_text = "".join(f"> {h}  \n" for h in head) + "\n" + md_body + "\n"
+    csv_path, md_path = out / f"{table}.csv", out / f"{table}.md"
+    atomic_write_text(csv_path, csv_text)
+    atomic_write_text(md_path, md_text)
+    logger.info("wrote %s and %s", csv_path, md_path)
+    return csv_path, md_path
+
+
+def read_table(path: str | os.PathLike[str]) -> tuple[dict[str, str], pd.DataFrame]:
+    """Read a table written by :func:`write_table`: ``(header dict, DataFrame)``."""
+    path = resolve_path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no results table at {path}")
+    meta: dict[str, str] = {}
+    n = 0
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            if not line.startswith("# "):
+                break
+            key, _, val = line[2:].rstrip("\n").partition(": ")
+            meta[key] = val
+            n += 1
+    return meta, pd.read_csv(path, skiprows=n)
+
+
+@dataclass
+class Run:
+    """One notebook execution: its validated settings and where its tables go."""
+
+    notebook: str
+    dataset: str
+    scale: str
+    seed: int
+    device: str
+    results_dir: Path
+    params: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def table_dir(self) -> Path:
+        return self.results_dir / self.notebook
+
+    def meta(self, data: str, paper: str | None, dataset: str | None = None) -> dict[str, Any]:
+        return {"data": data, "dataset": dataset or self.dataset, "scale": self.scale, "seed": self.seed,
+                "device": self.device, "paper": paper}
+
+    def write_table(self, table: str, df: pd.DataFrame, *, data: str, paper: str | None,
+                    dataset: str | None = None, **kwargs: Any) -> tuple[Path, Path]:
+        """Write one table of this run.
+
+        ``data`` says which data the numbers came from, ``paper`` which paper
+        table (or statement) is beside ours, ``dataset`` overrides the run's
+        dataset name for a table built on another dataset (e.g. real COCO text).
+        """
+        return write_table(df, self.results_dir, self.notebook, table, self.meta(data, paper, dataset), **kwargs)
+
+
+def start_run(
+    notebook: str,
+    *,
+    dataset: str,
+    scale: str,
+    seed: int,
+    device: str = "auto",
+    results_dir: str | os.PathLike[str] = "runs/results",
+    datasets: tuple[str, ...] = ("synthetic", "coco", "precomp"),
+    log_level: int = logging.INFO,
+    **params: Any,
+) -> Run:
+    """Validate a notebook's common parameters, seed everything, set up logging.
+
+    Relative ``results_dir`` is resolved against the repository root, so the
+    notebook behaves the same whether papermill runs from the root or from
+    ``notebooks/``.
+    """
+    check_choice("dataset", dataset, datasets)
+    get_scale(scale)  # validates the name
+    set_seed(seed)
+    dev = resolve_device(device)
+    out = resolve_path(results_dir)
+    run = Run(notebook, dataset, scale, int(seed), dev, out, dict(params))
+    run.table_dir.mkdir(parents=True, exist_ok=True)
+    log_path = run.table_dir / "run.log"
+    itm_logger = logging.getLogger("itmlib")
+    itm_logger.setLevel(log_level)
+    for h in list(itm_logger.handlers):
+        if getattr(h, "_itm_run", False):
+            itm_logger.removeHandler(h)
+            h.close()
+    fh = logging.FileHandler(log_path, mode="w", encoding="utf-8")
+    fh._itm_run = True  # type: ignore[attr-defined]
+    fh.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    itm_logger.addHandler(fh)
+    itm_logger.info("run %s: dataset=%s scale=%s seed=%s device=%s results_dir=%s params=%s",
+                    notebook, dataset, scale, seed, dev, out, params)
+    return run

@@ -1,0 +1,36 @@
+"""Shared test setup: no test may touch the network, and caches go to a temp folder."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+_real_connect = socket.socket.connect
+
+
+def _guarded_connect(self: socket.socket, address):  # type: ignore[no-untyped-def]
+    host = address[0] if isinstance(address, tuple) else address
+    if isinstance(host, str) and self.family in (socket.AF_INET, socket.AF_INET6):
+        try:
+            local = ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            local = host == "localhost"
+        if not local:
+            raise RuntimeError(f"test tried to reach the network ({address!r}); tests must stay offline")
+    return _real_connect(self, address)
+
+
+@pytest.fixture(autouse=True)
+def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
+
+
+@pytest.fixture(scope="session")
+def cache_tmp(tmp_path_factory: pytest.TempPathFactory):
+    return tmp_path_factory.mktemp("itm-cache")

@@ -1,0 +1,70 @@
+import numpy as np
+import pytest
+
+from itmlib.data import ITMDataset, load_dataset
+
+
+def _ds(n=4, **kw):
+    args = dict(name="toy", split="test", captions=[f"caption {k}" for k in range(5 * n)],
+                img_of_caption=np.repeat(np.arange(n), 5), regions=np.ones((n, 3, 2), np.float32))
+    args.update(kw)
+    return ITMDataset(**args)
+
+
+def test_caption_count_error_gives_both_counts():
+    with pytest.raises(ValueError, match="19 captions for 4 images"):
+        _ds(captions=[f"c{k}" for k in range(19)], img_of_caption=np.zeros(19, int))
+
+
+def test_empty_caption():
+    caps = [f"c{k}" for k in range(20)]
+    caps[11] = "  "
+    with pytest.raises(ValueError, match="caption 11 \\(image 2\\) is empty"):
+        _ds(captions=caps)
+
+
+def test_nan_and_inf_features():
+    r = np.ones((4, 3, 2), np.float32)
+    r[1, 0, 0] = np.inf
+    with pytest.raises(ValueError, match="NaN/inf features, first at image index 1"):
+        _ds(regions=r)
+
+
+def test_box_shape_mismatch():
+    with pytest.raises(ValueError, match="boxes have shape"):
+        _ds(boxes=np.zeros((4, 2, 4)))
+
+
+def test_captions_must_be_image_major():
+    with pytest.raises(ValueError, match="image-major"):
+        _ds(img_of_caption=np.tile(np.arange(4), 5))
+
+
+def test_subset_is_seeded_image_level_and_keeps_five_captions(cache_tmp):
+    ds = load_dataset("synthetic", "train", scale="smoke", seed=0, data_dir=cache_tmp, progress=False)
+    a, b, c = ds.subset(0.1, seed=1), ds.subset(0.1, seed=1), ds.subset(0.1, seed=2)
+    assert a.n_images == round(0.1 * ds.n_images) and a.n_captions == 5 * a.n_images
+    assert np.array_equal(a.image_ids, b.image_ids) and not np.array_equal(a.image_ids, c.image_ids)
+    keep = a.image_ids
+    assert a.captions[5:10] == ds.captions_of(int(keep[1]))
+    assert np.array_equal(a.regions, ds.regions[keep])
+    # relevance of the subset equals the parent's block on the same pairs
+    caps = (keep[:, None] * 5 + np.arange(5)).ravel()
+    assert np.array_equal(a.relevance(), ds.relevance(keep, caps))
+    assert ds.subset(1.0).n_images == ds.n_images
+    for bad in (0, -0.5, 1.01):
+        with pytest.raises(ValueError, match="fraction"):
+            ds.subset(bad)
+
+
+def test_gt_matrix():
+    ds = _ds(n=3)
+    gt = ds.gt.toarray()
+    assert gt.shape == (3, 15) and gt.sum() == 15 and gt[1, 5:10].all() and not gt[1, :5].any()
+
+
+def test_relevance_missing_is_a_clear_error():
+    with pytest.raises(ValueError, match="no graded relevance"):
+        _ds().relevance()
+    with pytest.raises(ValueError, match="no pixels"):
+        _ds().render(0)

@@ -1,0 +1,30 @@
+"""The two-command setup: README, Makefile and CI agree."""
+
+from itmlib.paths import repo_root
+
+ROOT = repo_root()
+
+
+def test_ci_runs_the_readme_test_command():
+    readme = (ROOT / "README.md").read_text()
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "make test" in readme and "make course" in readme
+    assert "\nmake test\n" in ci  # CI calls exactly the README's test command
+
+
+def test_makefile_pins_torch_before_the_package():
+    mk = (ROOT / "Makefile").read_text()
+    assert mk.index("torch==2.13.0") < mk.index('pip install -e ".[dev]"')
+
+
+def test_generated_data_and_runs_are_ignored():
+    ignored = (ROOT / ".gitignore").read_text().split()
+    assert "runs/" in ignored and "data/cache/" in ignored and ".venv/" in ignored
+
+
+def test_environment_yml_names_each_dependency_with_its_notebook():
+    env = (ROOT / "environment.yml").read_text()
+    assert "conda-forge" in env and "python=3.11" in env and "-e ." in env
+    for dep in ("pytorch", "transformers", "gensim", "pycocoevalcap", "matplotlib", "papermill", "jupyterlab"):
+        line = next(ln for ln in env.splitlines() if dep in ln)
+        assert "#" in line, f"{dep}: no comment saying which notebook needs it"

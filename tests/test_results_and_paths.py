@@ -1,0 +1,70 @@
+import os
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import itmlib
+from itmlib.paths import repo_root, resolve_path
+from itmlib.results import read_table, start_run, write_table
+
+META = {"data": "unit-test data", "dataset": "synthetic", "scale": "smoke", "seed": 0, "device": "cpu",
+        "paper": "Biten et al., Table 1"}
+
+
+def test_repo_root_is_the_checkout():
+    root = repo_root()
+    assert (root / "pyproject.toml").is_file() and (root / "itmlib" / "__init__.py").is_file()
+
+
+def test_relative_paths_ignore_the_cwd(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert resolve_path("runs/results") == repo_root() / "runs" / "results"
+    assert resolve_path(tmp_path / "x") == tmp_path / "x"
+
+
+def test_write_table_header_roundtrip_and_identical_bytes(tmp_path):
+    df = pd.DataFrame({"metric": ["R@1", "R@5"], "ours": [12.3456789, 50.0], "paper": [13.0, 16.2]})
+    csv1, md1 = write_table(df, tmp_path, "01_x", "t", META)
+    assert csv1 == tmp_path / "01_x" / "t.csv" and md1.suffix == ".md"
+    meta, back = read_table(csv1)
+    assert meta["table"] == "01_x/t" and meta["scale"] == "smoke" and meta["seed"] == "0"
+    assert meta["itmlib"] == itmlib.__version__ and meta["paper"] == "Biten et al., Table 1"
+    assert list(back.columns) == ["metric", "ours", "paper"]
+    assert back["ours"].tolist() == [12.35, 50.0]  # %.4g
+    first = csv1.read_bytes()
+    write_table(df, tmp_path, "01_x", "t", META)
+    assert csv1.read_bytes() == first  # no clock or host in the header
+    md = md1.read_text()
+    assert "> dataset: synthetic" in md and "| metric" in md
+    assert not [p for p in (tmp_path / "01_x").iterdir() if p.name.startswith(".")]  # no temp files left
+
+
+def test_write_table_rejects_bad_input(tmp_path):
+    df = pd.DataFrame({"a": [1]})
+    with pytest.raises(ValueError, match="missing"):
+        write_table(df, tmp_path, "nb", "t", {"data": "x"})
+    with pytest.raises(ValueError, match="table must be a plain file name"):
+        write_table(df, tmp_path, "nb", "../evil", META)
+    with pytest.raises(ValueError, match="non-empty"):
+        write_table(pd.DataFrame(), tmp_path, "nb", "t", META)
+
+
+def test_start_run_resolves_against_repo_root_and_logs(tmp_path, monkeypatch):
+    monkeypatch.setenv("ITM_COURSE_ROOT", str(tmp_path))
+    monkeypatch.chdir(Path(__file__).parent)
+    run = start_run("00_test", dataset="synthetic", scale="smoke", seed=3, device="cpu", results_dir="out/res")
+    assert run.table_dir == tmp_path / "out" / "res" / "00_test"
+    run.write_table("t", pd.DataFrame({"a": [1]}), data="d", paper="p", dataset="coco")
+    meta, _ = read_table(run.table_dir / "t.csv")
+    assert meta["dataset"] == "coco" and meta["seed"] == "3"
+    assert "run 00_test" in (run.table_dir / "run.log").read_text()
+
+
+@pytest.mark.parametrize("kw,match", [({"dataset": "flickr"}, "dataset"), ({"scale": "huge"}, "scale"),
+                                      ({"seed": -2}, "seed"), ({"device": "gpu"}, "device")])
+def test_start_run_rejects_bad_parameters(tmp_path, kw, match):
+    args = dict(dataset="synthetic", scale="smoke", seed=0, device="cpu", results_dir=str(tmp_path))
+    args.update(kw)
+    with pytest.raises(ValueError, match=match):
+        start_run("nb", **args)
