@@ -209,3 +209,14 @@ def test_one_direction_only():
     assert set(r) == {"i2t_r1", "i2t_r5", "rsum", "i2t_medr", "i2t_meanr"}
     assert r["rsum"] == r["i2t_r1"] + r["i2t_r5"]
     assert r["i2t_r1"] == retrieval_recall(S, IOC, ks=(1,))["i2t_r1"]
+
+
+def test_topk_helpers_match_a_full_sort_under_ties():
+    from itmlib.metrics._ranking import topk_indices, topk_values
+
+    rng = np.random.default_rng(7)
+    a = np.round(rng.random((50, 40)), 1)
+    for k in (1, 3, 10, 40):
+        full = np.argsort(-a, axis=1, kind="stable")[:, :k]
+        assert np.array_equal(topk_indices(a, k), full)
+        assert np.array_equal(topk_values(a, k), np.take_along_axis(a, full, axis=1))

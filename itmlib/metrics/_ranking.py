@@ -13,7 +13,7 @@ from typing import Iterable
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["check_inputs", "check_relevance", "check_ks", "topk_indices", "query_chunks"]
+__all__ = ["check_inputs", "check_relevance", "check_ks", "topk_indices", "topk_values", "query_chunks"]
 
 
 def check_inputs(sims: np.ndarray, img_of_caption: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -82,6 +82,14 @@ def topk_indices(scores: np.ndarray, k: int) -> np.ndarray:
     vals = np.take_along_axis(scores, cols, axis=1)
     order = np.argsort(-vals, axis=1, kind="stable")
     return np.take_along_axis(cols, order, axis=1)
+
+
+def topk_values(a: np.ndarray, k: int) -> np.ndarray:
+    """Row-wise ``k`` largest values, descending (a partition, then a sort of k columns)."""
+    if k >= a.shape[1]:
+        return -np.sort(-a, axis=1)
+    part = -np.partition(-a, k - 1, axis=1)[:, :k]
+    return -np.sort(-part, axis=1)
 
 
 def query_chunks(n: int, gallery: int, budget: int = 2**24) -> Iterable[slice]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..config import check_choice
-from ._ranking import check_inputs, check_ks, check_relevance, query_chunks, topk_indices
+from ._ranking import check_inputs, check_ks, check_relevance, query_chunks, topk_indices, topk_values
 
 __all__ = ["ndcg"]
 
@@ -38,7 +38,7 @@ def ndcg(sims: np.ndarray, relevance: np.ndarray, img_of_caption: np.ndarray, p:
             r = rel[sl] if d == "i2t" else rel[:, sl].T
             g = np.exp2(r) - 1.0 if gain == "exp" else r
             got = np.take_along_axis(g, topk_indices(s, k), axis=1) @ disc
-            ideal = -np.sort(-g, axis=1)[:, :k] @ disc
+            ideal = topk_values(g, k) @ disc
             with np.errstate(invalid="ignore", divide="ignore"):
                 vals.append(np.where(ideal > 0, got / ideal, 0.0))
         v = np.concatenate(vals)

@@ -42,7 +42,7 @@ from typing import Iterable
 import numpy as np
 
 from ..config import check_choice
-from ._ranking import check_inputs, check_ks, check_relevance, query_chunks, topk_indices
+from ._ranking import check_inputs, check_ks, check_relevance, query_chunks, topk_indices, topk_values
 
 __all__ = ["semantic_recall", "ncs"]
 
@@ -103,7 +103,7 @@ def semantic_recall(sims: np.ndarray, relevance: np.ndarray, img_of_caption: np.
     for d, s, r, excl in _directions(sims, rel, ioc, include_gt, directions):
         rm = _masked(r, excl)
         rq = np.take_along_axis(rm, topk_indices(_masked(s, excl), k), axis=1)
-        ideal = -np.sort(-rm, axis=1)[:, :m]
+        ideal = topk_values(rm, m)
         hits = _in_ideal(rq, ideal).sum(axis=1)
         acc[d].append(hits / m if kind == "ir" else (hits > 0).astype(float))
     return {d: 100.0 * float(np.concatenate(v).mean()) for d, v in acc.items()}
@@ -121,7 +121,7 @@ def ncs(sims: np.ndarray, relevance: np.ndarray, img_of_caption: np.ndarray, ks:
     for d, s, r, excl in _directions(sims, rel, ioc, include_gt):
         rm = _masked(r, excl)
         rq = np.take_along_axis(rm, topk_indices(_masked(s, excl), kmax), axis=1)
-        rg = -np.sort(-rm, axis=1)[:, :kmax]
+        rg = topk_values(rm, kmax)
         for k in ks:
             ideal = rg[:, :k].sum(axis=1)
             if mode == "paper":
