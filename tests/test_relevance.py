@@ -185,3 +185,16 @@ def test_cache_resumes_and_is_keyed_by_inputs_and_settings(tmp_path, coco):
     # the convenience wrapper gives the same matrix cached and uncached
     a = relevance_matrix("rouge_l", refs, cands, cache=cache)
     assert np.array_equal(a, relevance_matrix("rouge_l", refs, cands, cache=False))
+
+
+def test_cider_index_pairs_equal_the_matrix(coco):
+    from itmlib.relevance import CiderDIndex
+
+    refs, cands = coco
+    idx = CiderDIndex(refs[:60], cands[:400], DocumentFrequency.from_refs(refs))
+    full = idx.matrix()
+    rng = np.random.default_rng(9)
+    i, j = rng.integers(0, 60, 500), rng.integers(0, 400, 500)
+    assert np.allclose(idx.pairs(i, j), full[i, j], atol=1e-12)
+    with pytest.raises(ValueError, match="pair up"):
+        idx.pairs(i[:3], j[:4])

@@ -16,11 +16,11 @@ import numpy as np
 
 from ..config import check_choice
 from .cache import RelevanceCache
-from .cider import DocumentFrequency, cider_d_matrix, cider_d_pairs
+from .cider import CiderDIndex, DocumentFrequency, cider_d_matrix, cider_d_pairs
 from .rouge import rouge_l_matrix
 from .scene_graph import gold_tuples, parse_tuples, scene_graph_f1_matrix, spice_status
 
-__all__ = ["cider_d_matrix", "cider_d_pairs", "DocumentFrequency", "rouge_l_matrix", "scene_graph_f1_matrix",
+__all__ = ["CiderDIndex", "cider_d_matrix", "cider_d_pairs", "DocumentFrequency", "rouge_l_matrix", "scene_graph_f1_matrix",
            "parse_tuples", "gold_tuples", "spice_status", "RelevanceCache", "relevance_matrix", "METRICS"]
 
 METRICS = ("cider_d", "rouge_l", "sg_f1")

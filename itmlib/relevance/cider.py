@@ -39,7 +39,7 @@ from tqdm.auto import tqdm
 
 from .ngrams import NgramTable
 
-__all__ = ["DocumentFrequency", "cider_d_matrix", "cider_d_pairs"]
+__all__ = ["DocumentFrequency", "CiderDIndex", "cider_d_matrix", "cider_d_pairs"]
 
 
 @dataclass(frozen=True)
@@ -127,67 +127,101 @@ def _expanded(tf: sp.csr_matrix, w: np.ndarray, orders: np.ndarray, max_n: int, 
     return m, length
 
 
+class CiderDIndex:
+    """Candidates and reference sets prepared once: the whole matrix, or any pairs, on demand.
+
+    SAM scores a few hundred (image, caption) pairs per batch against the
+    training set's document frequencies; building this once per training
+    subset makes each batch a handful of sparse row products.
+    """
+
+    def __init__(self, refs: Sequence[Sequence[str]], candidates: Sequence[str],
+                 document_frequency: DocumentFrequency | None = None, *, n: int = 4, sigma: float = 6.0) -> None:
+        _check_refs(refs)
+        _check_candidates(candidates)
+        if n < 1 or sigma <= 0:
+            raise ValueError(f"need n >= 1 and sigma > 0, got n={n}, sigma={sigma}")
+        df = document_frequency or DocumentFrequency.from_refs(refs, n)
+        table = NgramTable(n)
+        flat = [s for group in refs for s in group]
+        tf_r, tf_c = table.tf(flat), table.tf(list(candidates))
+        tf_r, tf_c = table.widen(tf_r), table.widen(tf_c)
+        w = _weights(table, df)
+        orders = table.orders()
+
+        def colmax(m: sp.csr_matrix) -> np.ndarray:
+            if not m.nnz:
+                return np.zeros(m.shape[1], np.int64)
+            return np.asarray(m.max(axis=0).todense()).ravel().astype(np.int64)
+
+        kmax = np.minimum(colmax(tf_r), colmax(tf_c))  # columns (v, k) for k <= this
+        self.H, self.len_c = _expanded(tf_c, w, orders, n, "cand", kmax)
+        self.R, self.len_r = _expanded(tf_r, w, orders, n, "ref", kmax)
+        self.n, self.sigma = n, sigma
+        self.n_images, self.n_candidates = len(refs), len(candidates)
+        self.ref_img = np.repeat(np.arange(len(refs)), [len(g) for g in refs])
+        self.ref_start = np.concatenate([[0], np.cumsum([len(g) for g in refs])])
+        counts = np.bincount(self.ref_img, minlength=len(refs)).astype(np.float64)
+        self.ref_weight = 10.0 / (n * counts[self.ref_img])  # 10 / (n |R_i|) per reference
+        lo = int(min(self.len_c.min(initial=0), 0) - self.len_r.max(initial=0))
+        hi = int(self.len_c.max(initial=0) - min(self.len_r.min(initial=0), 0))
+        self._lo = lo
+        self._penalty = np.exp(-(np.arange(lo, hi + 1, dtype=np.float64) ** 2) / (2 * sigma ** 2))
+
+    def pairs(self, images: np.ndarray, candidates: np.ndarray) -> np.ndarray:
+        """CIDEr-D of candidate ``candidates[p]`` against image ``images[p]``'s references, for every p."""
+        images = np.asarray(images, np.int64).ravel()
+        candidates = np.asarray(candidates, np.int64).ravel()
+        if images.shape != candidates.shape:
+            raise ValueError(f"images and candidates must pair up, got {images.shape} and {candidates.shape}")
+        n_refs = self.ref_start[images + 1] - self.ref_start[images]
+        pair = np.repeat(np.arange(images.size), n_refs)
+        ref = np.concatenate([np.arange(self.ref_start[i], self.ref_start[i + 1]) for i in images]) \
+            if images.size else np.zeros(0, np.int64)
+        cand = candidates[pair]
+        dots = np.asarray(self.H[cand].multiply(self.R[ref]).sum(axis=1)).ravel()
+        g = self._penalty[self.len_c[cand] - self.len_r[ref] - self._lo]
+        return np.bincount(pair, weights=dots * g * self.ref_weight[ref], minlength=images.size)
+
+    def matrix(self, *, chunk_cells: int = 2**23, progress: bool = False) -> np.ndarray:
+        """All (n_images, n_candidates) scores, candidates in chunks (bounded memory)."""
+        H, R = self.H, self.R
+        n_refs = R.shape[0]
+        agg = sp.csr_matrix((self.ref_weight, (self.ref_img, np.arange(n_refs))), shape=(self.n_images, n_refs))
+        # dense columns: the frequent ones, where a dense product beats a sparse one
+        nnz_h = np.diff(H.tocsc().indptr)
+        nnz_r = np.diff(R.tocsc().indptr)
+        dens = (nnz_h / max(1, H.shape[0])) * (nnz_r / max(1, n_refs))
+        dense_cols = np.flatnonzero(dens > 0.01)
+        dense_cols = dense_cols[np.argsort(-dens[dense_cols])][:512]
+        sparse_mask = np.ones(H.shape[1], bool)
+        sparse_mask[dense_cols] = False
+        Hc, Rc = H.tocsc(), R.tocsc()
+        Hd, Rd = Hc[:, dense_cols].toarray(), Rc[:, dense_cols].toarray()
+        Hs, RsT = Hc[:, sparse_mask].tocsr(), Rc[:, sparse_mask].T.tocsr()
+        len_c, len_r = self.len_c.astype(np.int32), self.len_r.astype(np.int32)
+        out = np.empty((self.n_images, self.n_candidates), np.float64)
+        step = max(1, chunk_cells // max(1, n_refs))
+        for s in tqdm(range(0, self.n_candidates, step), desc="CIDEr-D", disable=not progress, leave=False):
+            e = min(self.n_candidates, s + step)
+            block = Hd[s:e] @ Rd.T if dense_cols.size else np.zeros((e - s, n_refs))
+            sp_part = (Hs[s:e] @ RsT).tocoo()
+            block[sp_part.row, sp_part.col] += sp_part.data
+            block *= self._penalty[(len_c[s:e, None] - len_r[None, :]) - self._lo]
+            out[:, s:e] = agg @ block.T
+        return out
+
+
 def cider_d_matrix(refs: Sequence[Sequence[str]], candidates: Sequence[str],
                    document_frequency: DocumentFrequency | None = None, *, n: int = 4, sigma: float = 6.0,
                    chunk_cells: int = 2**23, progress: bool = False) -> np.ndarray:
     """CIDEr-D, (len(refs), len(candidates)) float64: entry [i, j] scores candidate j against image i."""
-    _check_refs(refs)
-    _check_candidates(candidates)
-    if n < 1 or sigma <= 0:
-        raise ValueError(f"need n >= 1 and sigma > 0, got n={n}, sigma={sigma}")
-    df = document_frequency or DocumentFrequency.from_refs(refs, n)
-    table = NgramTable(n)
-    flat = [s for group in refs for s in group]
-    tf_r = table.tf(flat)
-    tf_c = table.tf(list(candidates))
-    tf_r, tf_c = table.widen(tf_r), table.widen(tf_c)
-    w = _weights(table, df)
-    orders = table.orders()
-    # columns (v, k) exist for k up to min(max tf in candidates, max tf in refs)
-    def colmax(m: sp.csr_matrix) -> np.ndarray:
-        return np.asarray(m.max(axis=0).todense()).ravel().astype(np.int64) if m.nnz else np.zeros(m.shape[1], np.int64)
-    kmax = np.minimum(colmax(tf_r), colmax(tf_c))
-    H, len_c = _expanded(tf_c, w, orders, n, "cand", kmax)
-    R, len_r = _expanded(tf_r, w, orders, n, "ref", kmax)
-    n_refs = R.shape[0]
-    img = np.repeat(np.arange(len(refs)), [len(g) for g in refs])
-    counts = np.bincount(img, minlength=len(refs)).astype(np.float64)
-    agg = sp.csr_matrix((10.0 / (n * counts[img]), (img, np.arange(n_refs))), shape=(len(refs), n_refs))
-    # dense columns: the frequent ones, where a dense product beats a sparse one
-    nnz_h = np.diff(H.tocsc().indptr)
-    nnz_r = np.diff(R.tocsc().indptr)
-    dens = (nnz_h / max(1, H.shape[0])) * (nnz_r / max(1, n_refs))
-    dense_cols = np.flatnonzero(dens > 0.01)
-    dense_cols = dense_cols[np.argsort(-dens[dense_cols])][:512]
-    sparse_mask = np.ones(H.shape[1], bool)
-    sparse_mask[dense_cols] = False
-    Hc, Rc = H.tocsc(), R.tocsc()
-    Hd, Rd = Hc[:, dense_cols].toarray(), Rc[:, dense_cols].toarray()
-    Hs, RsT = Hc[:, sparse_mask].tocsr(), Rc[:, sparse_mask].T.tocsr()
-    lo = int(min(len_c.min(initial=0), 0) - len_r.max(initial=0))
-    hi = int(len_c.max(initial=0) - min(len_r.min(initial=0), 0))
-    penalty = np.exp(-(np.arange(lo, hi + 1, dtype=np.float64) ** 2) / (2 * sigma ** 2))
-    len_c32, len_r32 = len_c.astype(np.int32), len_r.astype(np.int32)
-    out = np.empty((len(refs), len(candidates)), np.float64)
-    step = max(1, chunk_cells // max(1, n_refs))
-    for s in tqdm(range(0, len(candidates), step), desc="CIDEr-D", disable=not progress, leave=False):
-        e = min(len(candidates), s + step)
-        block = Hd[s:e] @ Rd.T if dense_cols.size else np.zeros((e - s, n_refs))
-        sp_part = (Hs[s:e] @ RsT).tocoo()
-        block[sp_part.row, sp_part.col] += sp_part.data
-        block *= penalty[(len_c32[s:e, None] - len_r32[None, :]) - lo]
-        out[:, s:e] = agg @ block.T
-    return out
+    return CiderDIndex(refs, candidates, document_frequency, n=n, sigma=sigma).matrix(
+        chunk_cells=chunk_cells, progress=progress)
 
 
 def cider_d_pairs(refs: Sequence[Sequence[str]], candidates: Sequence[str], pairs: Iterable[tuple[int, int]],
                   document_frequency: DocumentFrequency | None = None) -> np.ndarray:
-    """CIDEr-D of selected (image, candidate) pairs only, e.g. SAM's positives and negatives per batch."""
-    pairs = np.asarray(list(pairs), np.int64).reshape(-1, 2)
-    if pairs.size == 0:
-        return np.zeros(0)
-    imgs, inv_i = np.unique(pairs[:, 0], return_inverse=True)
-    caps, inv_c = np.unique(pairs[:, 1], return_inverse=True)
-    df = document_frequency or DocumentFrequency.from_refs(refs)
-    sub = cider_d_matrix([refs[i] for i in imgs], [candidates[j] for j in caps], df)
-    return sub[inv_i, inv_c]
+    """CIDEr-D of selected (image, candidate) pairs only (builds a :class:`CiderDIndex`; reuse one for many calls)."""
+    p = np.asarray(list(pairs), np.int64).reshape(-1, 2)
+    return CiderDIndex(refs, candidates, document_frequency).pairs(p[:, 0], p[:, 1])
