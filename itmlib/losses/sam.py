@@ -1,0 +1,134 @@
+"""Semantic Adaptive Margin (SAM): the triplet loss with a per-pair margin from a captioning metric.
+
+Biten et al. (WACV 2022), eq. 7. For a positive pair ``(i_p, c_p)`` with a
+negative caption ``c_m`` (image-to-text) and a negative image ``i_l`` whose
+batch caption is ``c_l`` (text-to-image):
+
+    L_SAM = [α_i2t + S(i_p, c_m) - S(i_p, c_p)]_+ + [α_t2i + S(i_l, c_p) - S(i_p, c_p)]_+
+    α_i2t = (φ(G_p, c_p) - φ(G_p, c_l)) / τ
+    α_t2i = (φ(G_p, c_p) - φ(G_p, c_m)) / τ
+
+with φ = CIDEr-D against the positive image's ground-truth captions ``G_p``
+(which contain ``c_p``), document frequencies of the training subset in use,
+and temperature τ. Note that eq. 7 as printed pairs α_i2t with the *t2i*
+negative's caption ``c_l`` and α_t2i with ``c_m``; ``mode="paper"`` follows it
+as printed (so does the public code). ``keep_triplet`` adds eq. 6.
+
+Negative sampling, ``mode="paper"`` (sec. 5.4), among the batch items that are
+not positives (other captions of the same image are positives):
+``hard`` = the closest negative, ``soft`` = the furthest, ``random`` = uniform.
+
+``mode="reference"`` reproduces ``ContrastiveLossMetric`` of the public SAM
+code, differences documented and each pinned by a test:
+
+1. sampling on the cost matrices ``S - diag`` (row-wise for i2t, column-wise
+   compared for t2i, both read row-wise): its ``hard`` is the *second
+   smallest* cost (near the easiest negative) and its ``soft`` the *second
+   largest* (usually the hardest negative, or the positive itself when exactly
+   one negative already violates) - the names look swapped; ``random`` is a
+   uniform index other than the anchor. Same-image batch items are not masked.
+2. margins are clamped at 1 from above (not below: they can be negative);
+3. the margin vector is added to the (B, B) cost matrix by broadcasting, so
+   the margin applied at row i, column j is the one computed for *j*.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+import torch
+
+from ..config import check_choice, check_positive
+from .triplet import triplet_loss
+
+__all__ = ["SAMPLINGS", "sample_negatives", "sam_loss", "batch_phi"]
+
+SAMPLINGS = ("hard", "soft", "random")
+Phi = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+def batch_phi(index, img_ids: np.ndarray, cap_ids: np.ndarray) -> Phi:
+    """φ for a batch: ``phi(p, c)`` = CIDEr-D of batch caption c against batch item p's image references.
+
+    ``index``: a :class:`~itmlib.relevance.CiderDIndex` over the training subset
+    (refs: its images' captions; candidates: its captions); ``img_ids``/``cap_ids``:
+    the batch items' image and caption indices in that subset.
+    """
+    img_ids, cap_ids = np.asarray(img_ids), np.asarray(cap_ids)
+    return lambda p, c: index.pairs(img_ids[np.asarray(p)], cap_ids[np.asarray(c)])
+
+
+def _random_other(n: int, generator: torch.Generator | None, allowed: torch.Tensor) -> torch.Tensor:
+    """For each row a uniform column among ``allowed`` (B, B) (a row with none keeps its own index)."""
+    w = allowed.float()
+    none = w.sum(dim=1) == 0
+    w[none, torch.arange(n)[none]] = 1.0
+    return torch.multinomial(w, 1, generator=generator).squeeze(1)
+
+
+def sample_negatives(scores: torch.Tensor, sampling: str, mode: str = "paper",
+                     positive_mask: torch.Tensor | None = None,
+                     generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """(negative caption per image anchor ``neg_c``, negative image per caption anchor ``neg_i``), each (B,)."""
+    check_choice("sampling", sampling, SAMPLINGS)
+    check_choice("mode", mode, ("paper", "reference"))
+    B = scores.shape[0]
+    s = scores.detach()
+    eye = torch.eye(B, dtype=torch.bool, device=s.device)
+    if mode == "paper":
+        pos = eye if positive_mask is None else (eye | positive_mask)
+        if sampling == "random":
+            return _random_other(B, generator, ~pos.cpu()).to(s.device), _random_other(B, generator, ~pos.t().cpu()).to(s.device)
+        fill = float("-inf") if sampling == "hard" else float("inf")
+        pick = torch.argmax if sampling == "hard" else torch.argmin
+        return pick(s.masked_fill(pos, fill), dim=1), pick(s.masked_fill(pos, fill), dim=0)
+    cost_s = s - s.diagonal()[:, None]
+    cost_im = s - s.diagonal()[None, :]
+    if sampling == "random":
+        return _random_other(B, generator, ~eye.cpu()).to(s.device), _random_other(B, generator, ~eye.cpu()).to(s.device)
+    largest = sampling == "soft"  # the reference code's naming
+    return (torch.topk(cost_s, 2, dim=1, largest=largest).indices[:, 1],
+            torch.topk(cost_im, 2, dim=1, largest=largest).indices[:, 1])
+
+
+def sam_loss(scores: torch.Tensor, phi: Phi, *, tau: float, sampling: str = "soft", mode: str = "paper",
+             keep_triplet: bool = False, margin: float = 0.2, max_violation: bool = True,
+             positive_mask: torch.Tensor | None = None, generator: torch.Generator | None = None
+             ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """Eq. 7 (+ eq. 6 if ``keep_triplet``) on a (B, B) score matrix; returns (loss, details).
+
+    ``phi(p, c)`` gives φ(G_p, c) for arrays of batch indices (see :func:`batch_phi`).
+    ``details``: the sampled negatives and the margins actually applied.
+    """
+    check_positive("tau", tau)
+    check_choice("sampling", sampling, SAMPLINGS)
+    check_choice("mode", mode, ("paper", "reference"))
+    if scores.ndim != 2 or scores.shape[0] != scores.shape[1]:
+        raise ValueError(f"scores must be a square (B, B) matrix, got shape {tuple(scores.shape)}")
+    B = scores.shape[0]
+    neg_c, neg_i = sample_negatives(scores, sampling, mode, positive_mask, generator)
+    p = np.arange(B)
+    nc, ni = neg_c.cpu().numpy(), neg_i.cpu().numpy()
+    phi_pos = torch.as_tensor(phi(p, p), dtype=scores.dtype, device=scores.device)
+    phi_m = torch.as_tensor(phi(p, nc), dtype=scores.dtype, device=scores.device)  # φ(G_p, c_m)
+    phi_l = torch.as_tensor(phi(p, ni), dtype=scores.dtype, device=scores.device)  # φ(G_p, c_l)
+    alpha_i2t = (phi_pos - phi_l) / tau
+    alpha_t2i = (phi_pos - phi_m) / tau
+    diag = scores.diagonal()
+    idx = torch.arange(B, device=scores.device)
+    if mode == "paper":
+        i2t = (alpha_i2t + scores[idx, neg_c] - diag).clamp(min=0)
+        t2i = (alpha_t2i + scores[neg_i, idx] - diag).clamp(min=0)
+        applied_i2t, applied_t2i = alpha_i2t, alpha_t2i
+    else:
+        margin_s, margin_im = alpha_i2t.clamp(max=1.0), alpha_t2i.clamp(max=1.0)
+        cost_s = (scores - diag[:, None] + margin_s[None, :]).clamp(min=0)
+        cost_im = (scores - diag[None, :] + margin_im[None, :]).clamp(min=0)
+        i2t, t2i = cost_s[idx, neg_c], cost_im[idx, neg_i]
+        applied_i2t, applied_t2i = margin_s[neg_c], margin_im[neg_i]
+    loss = i2t.sum() + t2i.sum()
+    if keep_triplet:
+        loss = loss + triplet_loss(scores, margin, max_violation, positive_mask)
+    return loss, {"neg_c": neg_c, "neg_i": neg_i, "margin_i2t": applied_i2t.detach(),
+                  "margin_t2i": applied_t2i.detach(), "phi_pos": phi_pos, "phi_m": phi_m, "phi_l": phi_l}

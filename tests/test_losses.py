@@ -1,0 +1,125 @@
+"""Triplet and SAM losses on hand-made batches, both SAM modes, sampling, gradients, bad knobs."""
+
+import numpy as np
+import pytest
+import torch
+
+from itmlib.losses import batch_phi, sam_loss, sample_negatives, triplet_loss
+from itmlib.losses.triplet import positive_mask_from_ids
+
+S = torch.tensor([[0.9, 0.5, 0.1], [0.2, 0.8, 0.4], [0.35, 0.55, 0.7]], dtype=torch.float64)
+P = np.array([[4.0, 1.0, 0.0], [0.5, 3.0, 2.0], [0.0, 1.5, 5.0]])  # φ(G_p, c): row p, column caption c
+
+
+def phi(p, c):
+    return P[np.asarray(p), np.asarray(c)]
+
+
+def test_triplet_by_hand():
+    # image anchors, hardest negative captions: row0 .5, row1 .4, row2 .55 -> [.2+.5-.9]+ [.2+.4-.8]+ [.2+.55-.7]+
+    # caption anchors, hardest negative images: col0 .35, col1 .55, col2 .4 -> [.2+.35-.9]+ [.2+.55-.8]+ [.2+.4-.7]+
+    assert triplet_loss(S).item() == pytest.approx(0.05)
+    # sum over all negatives: rows (0 + 0 + 0.05 + ...) computed explicitly
+    m = 0.2
+    c = (m + S - S.diagonal()[:, None]).clamp(min=0).fill_diagonal_(0).sum()
+    i = (m + S - S.diagonal()[None, :]).clamp(min=0).fill_diagonal_(0).sum()
+    assert triplet_loss(S, max_violation=False).item() == pytest.approx((c + i).item())
+    # two captions of the same image are not negatives of each other
+    same = positive_mask_from_ids(torch.tensor([0, 0, 1]))
+    s2 = S.clone()
+    s2[0, 1] = 0.95  # caption 1 outscores image 0's own caption: a violation, unless caption 1 is image 0's too
+    assert triplet_loss(s2, max_violation=False).item() == pytest.approx(0.05 + 0.25 + 0.35)
+    assert triplet_loss(s2, positive_mask=same, max_violation=False).item() == pytest.approx(0.05)
+
+
+def test_sam_paper_mode_by_hand():
+    # hard negatives: captions [1, 2, 1] for images 0-2; images [2, 2, 1] for captions 0-2
+    # a_i2t = (P[p,p] - P[p, neg_i[p]]) / 5 = [.8, .2, .7];  a_t2i = (P[p,p] - P[p, neg_c[p]]) / 5 = [.6, .2, .7]
+    # i2t: [.8+.5-.9]+ [.2+.4-.8]+ [.7+.55-.7]+ = .4, 0, .55;  t2i: [.6+.35-.9]+ [.2+.55-.8]+ [.7+.4-.7]+ = .05, 0, .4
+    loss, d = sam_loss(S, phi, tau=5.0, sampling="hard", mode="paper")
+    assert d["neg_c"].tolist() == [1, 2, 1] and d["neg_i"].tolist() == [2, 2, 1]
+    assert d["margin_i2t"].tolist() == pytest.approx([0.8, 0.2, 0.7])
+    assert d["margin_t2i"].tolist() == pytest.approx([0.6, 0.2, 0.7])
+    assert loss.item() == pytest.approx(1.4)
+
+
+def test_sam_reference_mode_by_hand():
+    # reference "soft" = second-largest cost: captions [1, 2, 1], images [1, 2, 1]
+    # margins (clamped at 1): margin_s = (pos - P[k, neg_i[k]]) / 5 = [.6, .2, .7], margin_im = [.6, .2, .7]
+    # broadcast per column: cost_s[0, 1] = -.4 + margin_s[1] = -.2 -> 0; cost_s[1, 2] = -.4 + .7 = .3;
+    # cost_s[2, 1] = -.15 + .2 = .05; cost_im[0, 1] = -.3 + .2 -> 0; cost_im[1, 2] = -.3 + .7 = .4;
+    # cost_im[2, 1] = -.25 + .2 -> 0
+    loss, d = sam_loss(S, phi, tau=5.0, sampling="soft", mode="reference")
+    assert d["neg_c"].tolist() == [1, 2, 1] and d["neg_i"].tolist() == [1, 2, 1]
+    assert loss.item() == pytest.approx(0.75)
+    # the applied margin is the one of the *column* (broadcasting): row 0 gets margin_s[1] = .2, not .6
+    assert d["margin_i2t"].tolist() == pytest.approx([0.2, 0.7, 0.2])
+
+
+def test_reference_clamps_margins_at_one_paper_does_not():
+    _, d_ref = sam_loss(S, phi, tau=0.5, sampling="soft", mode="reference")
+    _, d_pap = sam_loss(S, phi, tau=0.5, sampling="hard", mode="paper")
+    assert d_ref["margin_i2t"].max().item() == 1.0
+    assert d_pap["margin_i2t"].max().item() == pytest.approx(8.0)  # (4 - 0) / .5
+
+
+def test_each_sampling_picks_the_expected_negative():
+    s = torch.tensor([[0.9, 0.6, 0.1, 0.3],
+                      [0.2, 0.8, 0.5, 0.4],
+                      [0.7, 0.1, 0.6, 0.2],
+                      [0.3, 0.2, 0.4, 0.95]])
+    c, i = sample_negatives(s, "hard", "paper")
+    assert c.tolist() == [1, 2, 0, 2] and i.tolist() == [2, 0, 1, 1]       # closest non-positive
+    c, i = sample_negatives(s, "soft", "paper")
+    assert c.tolist() == [2, 0, 1, 1] and i.tolist() == [1, 2, 0, 2]       # furthest
+    # the reference code: "hard" = second-smallest cost, "soft" = second-largest
+    c, _ = sample_negatives(s, "hard", "reference")
+    assert c.tolist() == [3, 3, 3, 0]
+    c, _ = sample_negatives(s, "soft", "reference")
+    assert c.tolist() == [1, 2, 2, 2]  # row 2: caption 0 already violates, so the second largest is the positive
+    # a violating negative: the reference "soft" returns the positive itself
+    v = s.clone()
+    v[0, 1] = 0.95
+    assert sample_negatives(v, "soft", "reference")[0][0].item() == 0
+    # same-image items are never paper negatives; random never picks a positive
+    same = positive_mask_from_ids(torch.tensor([0, 0, 1, 2]))
+    assert sample_negatives(s, "hard", "paper", same)[0][0].item() == 3
+    g = torch.Generator().manual_seed(0)
+    for _ in range(20):
+        c, i = sample_negatives(s, "random", "paper", same, g)
+        assert not same[torch.arange(4), c].any() and not same[i, torch.arange(4)].any()
+
+
+def test_zero_loss_when_every_margin_is_met():
+    s = torch.eye(3, dtype=torch.float64) * 2.0  # positives 2, negatives 0
+    loss, _ = sam_loss(s, phi, tau=10.0, sampling="hard", mode="paper", keep_triplet=True)
+    assert loss.item() == 0.0
+
+
+def test_gradients_flow_to_both_towers():
+    torch.manual_seed(0)
+    im = torch.randn(3, 8, dtype=torch.float64, requires_grad=True)
+    cap = torch.randn(3, 8, dtype=torch.float64, requires_grad=True)
+    scores = torch.nn.functional.normalize(im, dim=1) @ torch.nn.functional.normalize(cap, dim=1).T
+    loss, _ = sam_loss(scores, phi, tau=3.0, sampling="soft", keep_triplet=True)
+    loss.backward()
+    assert loss.item() > 0 and im.grad.abs().sum() > 0 and cap.grad.abs().sum() > 0
+
+
+def test_batch_phi_uses_cider_of_the_subset():
+    from itmlib.relevance import CiderDIndex, DocumentFrequency
+
+    refs = [["a dog runs", "a brown dog"], ["a red car", "a car on a road"], ["a cat", "a black cat sleeps"]]
+    caps = [c for g in refs for c in g]
+    idx = CiderDIndex(refs, caps, DocumentFrequency.from_refs(refs))
+    f = batch_phi(idx, img_ids=np.array([2, 0]), cap_ids=np.array([5, 1]))
+    full = idx.matrix()
+    assert np.allclose(f([0, 1, 0], [0, 1, 1]), [full[2, 5], full[0, 1], full[2, 1]])
+
+
+@pytest.mark.parametrize("kw,match", [({"tau": 0}, "tau"), ({"tau": -1}, "tau"), ({"sampling": "semi"}, "sampling"),
+                                      ({"mode": "official"}, "mode")])
+def test_bad_knobs(kw, match):
+    args = {"tau": 5.0, "sampling": "soft", "mode": "paper"} | kw
+    with pytest.raises(ValueError, match=match):
+        sam_loss(S, phi, **args)
