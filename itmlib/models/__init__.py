@@ -1,0 +1,1 @@
+"""Models: the VSE-style two-tower baseline (``vse``)."""

@@ -1,0 +1,102 @@
+"""A VSE-style two-tower model (Faghri et al., VSE++), the baseline of notebooks 03-05.
+
+Image tower: each region feature (bottom-up style, with its box) goes through
+a two-layer MLP; the padded regions are masked; a masked mean pools them; the
+result is L2-normalised.
+
+    v = normalise( mean_r MLP([f_r, box_r]) )
+
+Text tower: word embeddings, a bidirectional GRU, the mean of the two
+directions averaged over the caption's tokens, L2-normalised.
+
+    t = normalise( mean_w (GRU_fwd(w) + GRU_bwd(w)) / 2 )
+
+Similarity is the cosine ``v · t``. Small at the smoke scale (embedding 128),
+paper-sized at full scale (1024).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+from ..data.base import ITMDataset
+from .vocab import Vocab
+
+__all__ = ["VSEConfig", "VSEModel", "region_inputs"]
+
+
+@dataclass(frozen=True)
+class VSEConfig:
+    region_dim: int
+    vocab_size: int
+    embed_dim: int = 128
+    word_dim: int = 128
+    hidden_dim: int = 256
+    use_boxes: bool = True
+
+
+def region_inputs(ds: ITMDataset, idx: np.ndarray, use_boxes: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
+    """(features (B, R, D[+5]), valid-region mask (B, R)) of images ``idx``."""
+    feats = torch.from_numpy(np.ascontiguousarray(ds.regions[idx], dtype=np.float32))
+    B, R, _ = feats.shape
+    if ds.region_counts is not None:
+        mask = torch.arange(R)[None, :] < torch.from_numpy(ds.region_counts[idx])[:, None]
+    else:
+        mask = torch.ones(B, R, dtype=torch.bool)
+    if use_boxes:
+        if ds.boxes is not None:
+            b = torch.from_numpy(ds.boxes[idx])
+            area = ((b[..., 2] - b[..., 0]) * (b[..., 3] - b[..., 1]))[..., None]
+            geo = torch.cat([b, area], dim=-1)
+        else:
+            geo = torch.zeros(B, R, 5)
+        feats = torch.cat([feats, geo], dim=-1)
+    return feats, mask
+
+
+class VSEModel(nn.Module):
+    def __init__(self, cfg: VSEConfig) -> None:
+        super().__init__()
+        self.cfg = cfg
+        d_in = cfg.region_dim + (5 if cfg.use_boxes else 0)
+        self.region_mlp = nn.Sequential(nn.Linear(d_in, cfg.hidden_dim), nn.ReLU(), nn.Linear(cfg.hidden_dim, cfg.embed_dim))
+        self.embed = nn.Embedding(cfg.vocab_size, cfg.word_dim, padding_idx=Vocab.PAD)
+        self.gru = nn.GRU(cfg.word_dim, cfg.embed_dim, batch_first=True, bidirectional=True)
+
+    def encode_image(self, feats: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        h = self.region_mlp(feats)
+        m = mask.unsqueeze(-1).to(h.dtype)
+        v = (h * m).sum(1) / m.sum(1).clamp(min=1.0)
+        return nn.functional.normalize(v, dim=-1)
+
+    def encode_text(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        x = self.embed(tokens)
+        packed = pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
+        out, _ = self.gru(packed)
+        out, _ = pad_packed_sequence(out, batch_first=True, total_length=tokens.shape[1])
+        d = self.cfg.embed_dim
+        out = (out[..., :d] + out[..., d:]) / 2
+        m = (torch.arange(tokens.shape[1], device=tokens.device)[None, :] < lengths.to(tokens.device)[:, None])
+        t = (out * m.unsqueeze(-1)).sum(1) / lengths.to(out.dtype).clamp(min=1).unsqueeze(-1).to(out.device)
+        return nn.functional.normalize(t, dim=-1)
+
+    @torch.no_grad()
+    def embed_dataset(self, ds: ITMDataset, vocab: Vocab, device: str = "cpu", batch_size: int = 512
+                      ) -> tuple[np.ndarray, np.ndarray]:
+        """(image embeddings (n_images, d), caption embeddings (n_captions, d)) for evaluation."""
+        was = self.training
+        self.eval()
+        ims, caps = [], []
+        for s in range(0, ds.n_images, batch_size):
+            f, m = region_inputs(ds, np.arange(s, min(s + batch_size, ds.n_images)), self.cfg.use_boxes)
+            ims.append(self.encode_image(f.to(device), m.to(device)).cpu())
+        for s in range(0, ds.n_captions, batch_size):
+            tok, ln = vocab.encode(ds.captions[s:s + batch_size])
+            caps.append(self.encode_text(tok.to(device), ln).cpu())
+        self.train(was)
+        return torch.cat(ims).numpy(), torch.cat(caps).numpy()

@@ -1,0 +1,240 @@
+"""One training loop for every notebook: seeded, resumable, selecting the best epoch on dev.
+
+``train(cfg, train_ds, dev_ds, ...)`` trains a :class:`~itmlib.models.vse.VSEModel`
+with the triplet loss (VSE++) or SAM. What makes runs reproducible and
+resumable:
+
+* every epoch reseeds torch and numpy from ``(seed, epoch)``, so the shuffle,
+  the random negatives and dropout of epoch e do not depend on how the run got
+  there - an interrupted run resumed from its checkpoint ends bit-identical;
+* checkpoints live in ``<ckpt_dir>/<name>-<hash of the config>/`` (``last.pt``
+  after each epoch, ``best.pt`` for the selected epoch) and hold the config
+  they came from; they are loaded with ``torch.load(weights_only=True)``; a
+  finished run is returned from its checkpoint without training again;
+* the dev score used for selection is Rsum (``select_by="rsum"``) or the NCS
+  sum with ``dev_relevance`` (``"nsum"``, as the SAM code selects).
+
+SAM's CIDEr-D uses the document frequencies of the training subset actually
+used (recomputed for every reduced-data subset), through one
+:class:`~itmlib.relevance.CiderDIndex` built before the first epoch.
+Gradient clipping (norm 2), Adam, learning rate x0.1 every ``lr_decay_epochs``.
+With ``max_violation`` the triplet loss sums over all negatives for the first
+``warmup_epochs`` epochs and takes the hardest negative after (VSE-infinity's
+warm-up): hardest negatives from a random start leave the loss stuck at
+``2 B margin`` (vsepp#27), which we saw too at the smoke scale.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import logging
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+from tqdm.auto import tqdm
+
+from .config import check_choice, check_positive, resolve_device
+from .data.base import ITMDataset
+from .losses import SAMPLINGS, batch_phi, sam_loss, triplet_loss
+from .losses.triplet import positive_mask_from_ids
+from .metrics import ncs, retrieval_recall
+from .models.vocab import Vocab
+from .models.vse import VSEConfig, VSEModel, region_inputs
+from .paths import resolve_path
+
+__all__ = ["TrainConfig", "TrainResult", "train", "evaluate", "config_hash"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Everything that determines a training run (its hash names the checkpoint)."""
+
+    loss: str = "triplet"            # "triplet" (VSE++) or "sam"
+    margin: float = 0.2
+    max_violation: bool = True
+    warmup_epochs: int = 1           # epochs summing over all negatives before max_violation (VSE-infinity's warm-up)
+    tau: float = 5.0                 # SAM temperature
+    sampling: str = "soft"           # SAM negatives: hard / soft / random
+    sam_mode: str = "paper"          # "paper" (eq. 7) or "reference" (public code)
+    keep_triplet: bool = False       # SAM + eq. 6
+    epochs: int = 3
+    batch_size: int = 64
+    lr: float = 1e-3                 # VSE++/CVSE use 2e-4 at 1024-d; chosen on the baseline's dev split before any SAM run
+    lr_decay_epochs: int = 15
+    grad_clip: float = 2.0
+    embed_dim: int = 128
+    word_dim: int = 128
+    hidden_dim: int = 256
+    select_by: str = "rsum"          # "rsum" or "nsum" (needs dev_relevance)
+    seed: int = 0
+    data: str = ""                   # a description of the training data (part of the hash)
+
+    def __post_init__(self) -> None:
+        check_choice("loss", self.loss, ("triplet", "sam"))
+        check_choice("sampling", self.sampling, SAMPLINGS)
+        check_choice("sam_mode", self.sam_mode, ("paper", "reference"))
+        check_choice("select_by", self.select_by, ("rsum", "nsum"))
+        check_positive("tau", self.tau)
+        if self.warmup_epochs < 0:
+            raise ValueError(f"warmup_epochs must be >= 0, got {self.warmup_epochs}")
+        for f in ("epochs", "batch_size", "lr_decay_epochs", "embed_dim", "word_dim", "hidden_dim"):
+            check_positive(f, getattr(self, f), integer=True)
+        check_positive("lr", self.lr)
+        check_positive("grad_clip", self.grad_clip)
+        if self.batch_size < 2:
+            raise ValueError(f"batch_size must be >= 2 (negatives come from the batch), got {self.batch_size}")
+
+
+def config_hash(cfg: TrainConfig) -> str:
+    return hashlib.sha256(json.dumps(dataclasses.asdict(cfg), sort_keys=True).encode()).hexdigest()[:16]
+
+
+@dataclass
+class TrainResult:
+    model: VSEModel
+    vocab: Vocab
+    history: pd.DataFrame
+    best_epoch: int
+    checkpoint: Path
+    seconds: float
+
+
+def evaluate(model: VSEModel, vocab: Vocab, ds: ITMDataset, relevance: np.ndarray | None = None,
+             device: str = "cpu") -> dict[str, float]:
+    """Recall (R^V, both ways) and, with ``relevance``, NCS with and without GT items."""
+    im, cap = model.embed_dataset(ds, vocab, device)
+    sims = im @ cap.T
+    out = retrieval_recall(sims, ds.img_of_caption)
+    if relevance is not None:
+        out |= ncs(sims, relevance, ds.img_of_caption)
+        out["nsum_nogt"] = ncs(sims, relevance, ds.img_of_caption, include_gt=False)["nsum"]
+    return out
+
+
+def _epoch_seed(seed: int, epoch: int) -> int:
+    """Seed of epoch ``epoch`` (-1: the model's initial weights)."""
+    return int(np.random.SeedSequence([seed, epoch + 1, 0x7EA1]).generate_state(1)[0])
+
+
+def _build(cfg: TrainConfig, train_ds: ITMDataset, vocab_words: list[str] | None) -> tuple[VSEModel, Vocab]:
+    vocab = Vocab(vocab_words) if vocab_words is not None else Vocab.build(train_ds.captions)
+    model = VSEModel(VSEConfig(region_dim=train_ds.regions.shape[2], vocab_size=len(vocab), embed_dim=cfg.embed_dim,
+                               word_dim=cfg.word_dim, hidden_dim=cfg.hidden_dim, use_boxes=train_ds.boxes is not None))
+    return model, vocab
+
+
+def _load(path: Path) -> dict[str, Any]:
+    return torch.load(path, map_location="cpu", weights_only=True)
+
+
+def _save(path: Path, obj: dict[str, Any]) -> None:
+    tmp = path.with_suffix(".tmp")
+    torch.save(obj, tmp)
+    os.replace(tmp, path)
+
+
+def train(cfg: TrainConfig, train_ds: ITMDataset, dev_ds: ITMDataset, *, dev_relevance: np.ndarray | None = None,
+          ckpt_dir: str | os.PathLike[str] = "runs/checkpoints", name: str = "vse", device: str = "auto",
+          progress: bool = True, stop_after: int | None = None) -> TrainResult:
+    """Train (or resume, or load a finished run) and return the best-on-dev model.
+
+    ``stop_after``: stop after that many epochs of this call (to simulate an interruption in tests).
+    """
+    if cfg.select_by == "nsum" and dev_relevance is None:
+        raise ValueError("select_by='nsum' needs dev_relevance (an (n_images, n_captions) relevance matrix of dev)")
+    if train_ds.regions.shape[1] == 0:
+        raise ValueError(f"{train_ds.name}/{train_ds.split} has no image features to train on")
+    dev = resolve_device(device)
+    folder = resolve_path(ckpt_dir) / f"{name}-{config_hash(cfg)}"
+    folder.mkdir(parents=True, exist_ok=True)
+    last, best = folder / "last.pt", folder / "best.pt"
+    (folder / "config.json").write_text(json.dumps(dataclasses.asdict(cfg), indent=1, sort_keys=True))
+    state = _load(last) if last.is_file() else None
+    torch.manual_seed(_epoch_seed(cfg.seed, -1))  # the initial weights
+    model, vocab = _build(cfg, train_ds, state["vocab"] if state else None)
+    model.to(dev)
+    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
+    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=cfg.lr_decay_epochs, gamma=0.1)
+    history: list[dict[str, float]] = []
+    start, best_score, best_epoch = 0, -np.inf, -1
+    if state:
+        if state["config"] != dataclasses.asdict(cfg):
+            raise ValueError(f"{last} holds another config; delete the folder or change ckpt_dir")
+        model.load_state_dict(state["model"])
+        opt.load_state_dict(state["optimizer"])
+        sched.load_state_dict(state["scheduler"])
+        start, best_score, best_epoch = int(state["epoch"]), float(state["best_score"]), int(state["best_epoch"])
+        history = [dict(h) for h in state["history"]]
+        logger.info("resuming %s at epoch %d", folder.name, start)
+    cider = None
+    if cfg.loss == "sam" and start < cfg.epochs:
+        from .relevance import CiderDIndex, DocumentFrequency
+
+        refs = [[c.lower() for c in train_ds.captions_of(i)] for i in range(train_ds.n_images)]
+        cider = CiderDIndex(refs, [c.lower() for c in train_ds.captions], DocumentFrequency.from_refs(refs))
+    tokens, lengths = vocab.encode(train_ds.captions)
+    t0 = time.perf_counter()
+    ran = 0
+    for epoch in range(start, cfg.epochs):
+        if stop_after is not None and ran >= stop_after:
+            break
+        es = _epoch_seed(cfg.seed, epoch)
+        torch.manual_seed(es)
+        rng = np.random.default_rng(es)
+        gen = torch.Generator().manual_seed(es)
+        model.train()
+        order = rng.permutation(train_ds.n_captions)
+        losses = []
+        for s in tqdm(range(0, len(order) - 1, cfg.batch_size), desc=f"epoch {epoch + 1}/{cfg.epochs}",
+                      disable=not progress, leave=False):
+            cap_idx = order[s:s + cfg.batch_size]
+            if cap_idx.size < 2:
+                continue
+            img_idx = train_ds.img_of_caption[cap_idx]
+            f, m = region_inputs(train_ds, img_idx, model.cfg.use_boxes)
+            im = model.encode_image(f.to(dev), m.to(dev))
+            tok = tokens[cap_idx][:, : int(lengths[cap_idx].max())]
+            cap = model.encode_text(tok.to(dev), lengths[cap_idx])
+            scores = im @ cap.T
+            same = positive_mask_from_ids(torch.from_numpy(img_idx)).to(dev)
+            hardest = cfg.max_violation and epoch >= cfg.warmup_epochs
+            if cfg.loss == "triplet":
+                loss = triplet_loss(scores, cfg.margin, hardest, same)
+            else:
+                loss, _ = sam_loss(scores, batch_phi(cider, img_idx, cap_idx), tau=cfg.tau, sampling=cfg.sampling,
+                                   mode=cfg.sam_mode, keep_triplet=cfg.keep_triplet, margin=cfg.margin,
+                                   max_violation=hardest, positive_mask=same, generator=gen)
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+            opt.step()
+            losses.append(float(loss.detach()))
+        sched.step()
+        scores_dev = evaluate(model, vocab, dev_ds, dev_relevance, dev)
+        sel = scores_dev["rsum"] if cfg.select_by == "rsum" else scores_dev["nsum"]
+        history.append({"epoch": epoch + 1, "loss": float(np.mean(losses)) if losses else 0.0,
+                        **{f"dev_{k}": v for k, v in scores_dev.items()}})
+        if sel > best_score:
+            best_score, best_epoch = sel, epoch + 1
+            _save(best, {"model": model.state_dict(), "epoch": epoch + 1, "config": dataclasses.asdict(cfg),
+                         "vocab": vocab.itos[2:]})
+        _save(last, {"model": model.state_dict(), "optimizer": opt.state_dict(), "scheduler": sched.state_dict(),
+                     "epoch": epoch + 1, "best_score": best_score, "best_epoch": best_epoch, "history": history,
+                     "config": dataclasses.asdict(cfg), "vocab": vocab.itos[2:]})
+        ran += 1
+    if best.is_file():
+        model.load_state_dict(_load(best)["model"])
+    return TrainResult(model=model, vocab=vocab, history=pd.DataFrame(history), best_epoch=best_epoch,
+                       checkpoint=best, seconds=time.perf_counter() - t0)
+
+

@@ -1,0 +1,76 @@
+"""The training loop: seeds, checkpoints, resume, selection, bad knobs."""
+
+import numpy as np
+import pytest
+import torch
+
+from itmlib.data import load_dataset
+from itmlib.train import TrainConfig, config_hash, evaluate, train
+
+SMALL = dict(epochs=2, batch_size=32, embed_dim=32, word_dim=32, hidden_dim=64)
+
+
+@pytest.fixture(scope="module")
+def data(cache_tmp):
+    tr = load_dataset("synthetic", "train", scale="smoke", seed=0, data_dir=cache_tmp, progress=False).take(np.arange(120))
+    dv = load_dataset("synthetic", "dev", scale="smoke", seed=0, data_dir=cache_tmp, progress=False).take(np.arange(40))
+    return tr, dv
+
+
+def _states_equal(a, b):
+    return all(torch.equal(a[k], b[k]) for k in a)
+
+
+@pytest.mark.parametrize("loss", ["triplet", "sam"])
+def test_same_seed_same_checkpoint_and_table(tmp_path, data, loss):
+    tr, dv = data
+    cfg = TrainConfig(loss=loss, **SMALL)
+    a = train(cfg, tr, dv, ckpt_dir=tmp_path / "a", device="cpu", progress=False)
+    b = train(cfg, tr, dv, ckpt_dir=tmp_path / "b", device="cpu", progress=False)
+    assert _states_equal(a.model.state_dict(), b.model.state_dict())
+    assert a.history.equals(b.history)
+    c = train(TrainConfig(loss=loss, seed=1, **SMALL), tr, dv, ckpt_dir=tmp_path / "c", device="cpu", progress=False)
+    assert not _states_equal(a.model.state_dict(), c.model.state_dict())
+
+
+def test_resume_after_interruption_is_identical(tmp_path, data):
+    tr, dv = data
+    cfg = TrainConfig(loss="sam", sampling="random", **SMALL)
+    full = train(cfg, tr, dv, ckpt_dir=tmp_path / "full", device="cpu", progress=False)
+    part = train(cfg, tr, dv, ckpt_dir=tmp_path / "part", device="cpu", progress=False, stop_after=1)
+    assert len(part.history) == 1
+    resumed = train(cfg, tr, dv, ckpt_dir=tmp_path / "part", device="cpu", progress=False)
+    assert _states_equal(full.model.state_dict(), resumed.model.state_dict())
+    assert full.history.equals(resumed.history)
+
+
+def test_checkpoint_named_by_config_holds_it_and_loads_weights_only(tmp_path, data):
+    tr, dv = data
+    cfg = TrainConfig(**SMALL)
+    r = train(cfg, tr, dv, ckpt_dir=tmp_path, name="base", device="cpu", progress=False)
+    assert r.checkpoint.parent.name == f"base-{config_hash(cfg)}"
+    ck = torch.load(r.checkpoint, weights_only=True)
+    assert ck["config"]["loss"] == "triplet" and ck["epoch"] == r.best_epoch
+    again = train(cfg, tr, dv, ckpt_dir=tmp_path, name="base", device="cpu", progress=False)  # finished: no training
+    assert again.history.equals(r.history) and _states_equal(again.model.state_dict(), r.model.state_dict())
+    assert config_hash(cfg) != config_hash(TrainConfig(tau=3.0, **SMALL))
+
+
+def test_selection_by_nsum_needs_relevance(tmp_path, data):
+    tr, dv = data
+    with pytest.raises(ValueError, match="dev_relevance"):
+        train(TrainConfig(select_by="nsum", **SMALL), tr, dv, ckpt_dir=tmp_path, device="cpu", progress=False)
+    r = train(TrainConfig(select_by="nsum", **SMALL), tr, dv, dev_relevance=dv.relevance(), ckpt_dir=tmp_path,
+              device="cpu", progress=False)
+    best = r.history.loc[r.history.dev_nsum.idxmax(), "epoch"]
+    assert r.best_epoch == best
+    ev = evaluate(r.model, r.vocab, dv, dv.relevance())
+    assert {"rsum", "nsum", "nsum_nogt"} <= set(ev)
+
+
+@pytest.mark.parametrize("kw,match", [({"tau": 0}, "tau"), ({"sampling": "semi-hard"}, "sampling"),
+                                      ({"loss": "contrastive"}, "loss"), ({"epochs": 0}, "epochs"),
+                                      ({"batch_size": 1}, "batch_size")])
+def test_bad_knobs(kw, match):
+    with pytest.raises(ValueError, match=match):
+        TrainConfig(**kw)
