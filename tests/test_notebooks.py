@@ -34,7 +34,14 @@ def test_committed_without_outputs_one_parameters_cell_python3(path: Path):
 
 @pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
 def test_parameters_are_typed_and_documented(path: Path):
+    import ast
+
     params = pm.inspect_notebook(str(path))
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    cell = next(c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", []))
+    src = "".join(cell["source"])
+    assigned = {n.target.id for n in ast.parse(src).body if isinstance(n, ast.AnnAssign)}
+    assert assigned == set(params), f"papermill could not parse {sorted(assigned - set(params))} (no '=' in comments)"
     for name, typ in COMMON.items():
         assert name in params, f"{path.name} lacks parameter {name}"
         assert params[name]["inferred_type_name"] == typ
@@ -81,3 +88,10 @@ def test_data_tour_same_seed_same_tables_from_either_cwd(tmp_path: Path):
                  cwd=repo_root() / "notebooks")
     ta, tb = _tables(a / "00_data_tour"), _tables(b / "00_data_tour")
     assert ta and ta == tb
+
+
+@pytest.mark.notebook
+def test_sam_notebook_rejects_a_zero_fraction(tmp_path: Path):
+    nb = repo_root() / "notebooks" / "05_sam_reduced_data.ipynb"
+    with pytest.raises(pm.PapermillExecutionError, match="fraction"):
+        run_notebook(nb, tmp_path / "out.ipynb", {"fractions": [0.0], "results_dir": str(tmp_path)})

@@ -1,0 +1,71 @@
+"""Time per training batch: plain triplet loss vs SAM (CIDEr-D margins per batch), side by side.
+
+    .venv/bin/python benchmarks/bench_sam.py --scale smoke     # batch 64, 128-d
+    .venv/bin/python benchmarks/bench_sam.py --scale medium    # batch 128, 256-d
+
+Each step is a full training step (encode both towers, loss, backward, Adam)
+on batches drawn from the synthetic training split; SAM's CIDEr-D index over
+the training subset is built once beforehand (timed separately).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import torch
+
+from itmlib.data import load_dataset
+from itmlib.experiments import vse_config
+from itmlib.losses import batch_phi, sam_loss, triplet_loss
+from itmlib.losses.triplet import positive_mask_from_ids
+from itmlib.models.vocab import Vocab
+from itmlib.models.vse import VSEConfig, VSEModel, region_inputs
+from itmlib.relevance import CiderDIndex, DocumentFrequency
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--scale", default="smoke")
+    ap.add_argument("--steps", type=int, default=40)
+    args = ap.parse_args()
+    ds = load_dataset("synthetic", "train", scale=args.scale, progress=False)
+    cfg = vse_config(args.scale)
+    vocab = Vocab.build(ds.captions)
+    tokens, lengths = vocab.encode(ds.captions)
+    t = time.perf_counter()
+    refs = [[c.lower() for c in ds.captions_of(i)] for i in range(ds.n_images)]
+    cider = CiderDIndex(refs, [c.lower() for c in ds.captions], DocumentFrequency.from_refs(refs))
+    print(f"{args.scale}: {ds.n_images} training images; CIDEr-D index built once in {time.perf_counter() - t:.1f} s")
+    rng = np.random.default_rng(0)
+    batches = [rng.choice(ds.n_captions, cfg.batch_size, replace=False) for _ in range(args.steps)]
+    res = {}
+    for name in ("triplet", "sam"):
+        torch.manual_seed(0)
+        model = VSEModel(VSEConfig(ds.regions.shape[2], len(vocab), cfg.embed_dim, cfg.word_dim, cfg.hidden_dim))
+        opt = torch.optim.Adam(model.parameters(), 1e-3)
+        times = []
+        for cap_idx in batches:
+            t = time.perf_counter()
+            img_idx = ds.img_of_caption[cap_idx]
+            f, m = region_inputs(ds, img_idx)
+            tok = tokens[cap_idx][:, : int(lengths[cap_idx].max())]
+            scores = model.encode_image(f, m) @ model.encode_text(tok, lengths[cap_idx]).T
+            same = positive_mask_from_ids(torch.from_numpy(img_idx))
+            if name == "triplet":
+                loss = triplet_loss(scores, 0.2, True, same)
+            else:
+                loss, _ = sam_loss(scores, batch_phi(cider, img_idx, cap_idx), tau=5.0, sampling="soft",
+                                   keep_triplet=True, positive_mask=same)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            times.append(time.perf_counter() - t)
+        res[name] = float(np.median(times[5:]))
+        print(f"{name:8s} median {1e3 * res[name]:7.1f} ms per batch of {cfg.batch_size}")
+    print(f"SAM / triplet time per batch: {res['sam'] / res['triplet']:.2f}x (goal <= 1.5x)")
+
+
+if __name__ == "__main__":
+    main()
