@@ -1,8 +1,11 @@
 """One training loop for every notebook: seeded, resumable, selecting the best epoch on dev.
 
 ``train(cfg, train_ds, dev_ds, ...)`` trains a :class:`~itmlib.models.vse.VSEModel`
-with the triplet loss (VSE++) or SAM. What makes runs reproducible and
-resumable:
+(``model="vse"``) with the triplet loss (VSE++) or SAM, or a
+:class:`~itmlib.models.teran.TERANModel` (``model="teran"``, options in
+``cfg.teran``) with the VSE++ hinge on its pooled alignment scores. Both models
+offer ``text_inputs``, ``batch_scores`` and ``similarity``; the loop sees only
+those. What makes runs reproducible and resumable:
 
 * every epoch reseeds torch and numpy from ``(seed, epoch)``, so the shuffle,
   the random negatives and dropout of epoch e do not depend on how the run got
@@ -34,7 +37,7 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
 import pandas as pd
@@ -48,6 +51,9 @@ from .losses.triplet import positive_mask_from_ids
 from .metrics import ncs, retrieval_recall
 from .models.vocab import Vocab
 from .models.vse import VSEConfig, VSEModel, region_inputs
+
+if TYPE_CHECKING:
+    from .models.teran import TERANModel
 from .paths import resolve_path
 
 __all__ = ["TrainConfig", "TrainResult", "train", "evaluate", "config_hash"]
@@ -78,8 +84,17 @@ class TrainConfig:
     select_by: str = "rsum"          # "rsum" or "nsum" (needs dev_relevance)
     seed: int = 0
     data: str = ""                   # a description of the training data (part of the hash)
+    model: str = "vse"               # "vse" or "teran"
+    teran: dict[str, Any] | None = None  # TERANConfig fields for model="teran" (pooling, text_encoder, ...)
 
     def __post_init__(self) -> None:
+        check_choice("model", self.model, ("vse", "teran"))
+        if self.model == "teran":
+            from .models.teran import TERANConfig
+
+            TERANConfig(region_dim=1, vocab_size=3, **(self.teran or {}))  # validates the options now
+        elif self.teran:
+            raise ValueError("teran options are only for model='teran'")
         check_choice("loss", self.loss, ("triplet", "sam"))
         check_choice("sampling", self.sampling, SAMPLINGS)
         check_choice("sam_mode", self.sam_mode, ("paper", "reference"))
@@ -95,13 +110,25 @@ class TrainConfig:
             raise ValueError(f"batch_size must be >= 2 (negatives come from the batch), got {self.batch_size}")
 
 
+def config_dict(cfg: TrainConfig) -> dict[str, Any]:
+    """The config as stored in checkpoints and hashed; the fields added for TERAN are left out
+    of VSE configs, so VSE checkpoints written before them stay valid."""
+    d = dataclasses.asdict(cfg)
+    if d["model"] == "vse" and d["teran"] is None:
+        del d["model"], d["teran"]
+    return d
+
+
 def config_hash(cfg: TrainConfig) -> str:
-    return hashlib.sha256(json.dumps(dataclasses.asdict(cfg), sort_keys=True).encode()).hexdigest()[:16]
+    return hashlib.sha256(json.dumps(config_dict(cfg), sort_keys=True).encode()).hexdigest()[:16]
+
+
+Model = Union[VSEModel, "TERANModel"]
 
 
 @dataclass
 class TrainResult:
-    model: VSEModel
+    model: Model
     vocab: Vocab
     history: pd.DataFrame
     best_epoch: int
@@ -109,11 +136,13 @@ class TrainResult:
     seconds: float
 
 
-def evaluate(model: VSEModel, vocab: Vocab, ds: ITMDataset, relevance: np.ndarray | None = None,
-             device: str = "cpu") -> dict[str, float]:
-    """Recall (R^V, both ways) and, with ``relevance``, NCS with and without GT items."""
-    im, cap = model.embed_dataset(ds, vocab, device)
-    sims = im @ cap.T
+def evaluate(model: Model, vocab: Vocab, ds: ITMDataset, relevance: np.ndarray | None = None,
+             device: str = "cpu", sims: np.ndarray | None = None) -> dict[str, float]:
+    """Recall (R^V, both ways) and, with ``relevance``, NCS with and without GT items.
+
+    ``sims`` (n_images, n_captions) skips scoring when already computed."""
+    if sims is None:
+        sims = model.similarity(ds, vocab, device)
     out = retrieval_recall(sims, ds.img_of_caption)
     if relevance is not None:
         out |= ncs(sims, relevance, ds.img_of_caption)
@@ -126,8 +155,14 @@ def _epoch_seed(seed: int, epoch: int) -> int:
     return int(np.random.SeedSequence([seed, epoch + 1, 0x7EA1]).generate_state(1)[0])
 
 
-def _build(cfg: TrainConfig, train_ds: ITMDataset, vocab_words: list[str] | None) -> tuple[VSEModel, Vocab]:
+def _build(cfg: TrainConfig, train_ds: ITMDataset, vocab_words: list[str] | None) -> tuple[Model, Vocab]:
     vocab = Vocab(vocab_words) if vocab_words is not None else Vocab.build(train_ds.captions)
+    if cfg.model == "teran":
+        from .models.teran import TERANConfig, TERANModel
+
+        tcfg = TERANConfig(region_dim=train_ds.regions.shape[2], vocab_size=len(vocab), embed_dim=cfg.embed_dim,
+                           word_dim=cfg.word_dim, use_boxes=train_ds.boxes is not None, **(cfg.teran or {}))
+        return TERANModel(tcfg, vocab), vocab
     model = VSEModel(VSEConfig(region_dim=train_ds.regions.shape[2], vocab_size=len(vocab), embed_dim=cfg.embed_dim,
                                word_dim=cfg.word_dim, hidden_dim=cfg.hidden_dim, use_boxes=train_ds.boxes is not None))
     return model, vocab
@@ -158,7 +193,7 @@ def train(cfg: TrainConfig, train_ds: ITMDataset, dev_ds: ITMDataset, *, dev_rel
     folder = resolve_path(ckpt_dir) / f"{name}-{config_hash(cfg)}"
     folder.mkdir(parents=True, exist_ok=True)
     last, best = folder / "last.pt", folder / "best.pt"
-    (folder / "config.json").write_text(json.dumps(dataclasses.asdict(cfg), indent=1, sort_keys=True))
+    (folder / "config.json").write_text(json.dumps(config_dict(cfg), indent=1, sort_keys=True))
     state = _load(last) if last.is_file() else None
     torch.manual_seed(_epoch_seed(cfg.seed, -1))  # the initial weights
     model, vocab = _build(cfg, train_ds, state["vocab"] if state else None)
@@ -168,7 +203,7 @@ def train(cfg: TrainConfig, train_ds: ITMDataset, dev_ds: ITMDataset, *, dev_rel
     history: list[dict[str, float]] = []
     start, best_score, best_epoch = 0, -np.inf, -1
     if state:
-        if state["config"] != dataclasses.asdict(cfg):
+        if state["config"] != config_dict(cfg):
             raise ValueError(f"{last} holds another config; delete the folder or change ckpt_dir")
         model.load_state_dict(state["model"])
         opt.load_state_dict(state["optimizer"])
@@ -182,7 +217,7 @@ def train(cfg: TrainConfig, train_ds: ITMDataset, dev_ds: ITMDataset, *, dev_rel
 
         refs = [[c.lower() for c in train_ds.captions_of(i)] for i in range(train_ds.n_images)]
         cider = CiderDIndex(refs, [c.lower() for c in train_ds.captions], DocumentFrequency.from_refs(refs))
-    tokens, lengths = vocab.encode(train_ds.captions)
+    text = model.text_inputs(train_ds.captions, vocab)
     t0 = time.perf_counter()
     ran = 0
     for epoch in range(start, cfg.epochs):
@@ -202,10 +237,8 @@ def train(cfg: TrainConfig, train_ds: ITMDataset, dev_ds: ITMDataset, *, dev_rel
                 continue
             img_idx = train_ds.img_of_caption[cap_idx]
             f, m = region_inputs(train_ds, img_idx, model.cfg.use_boxes)
-            im = model.encode_image(f.to(dev), m.to(dev))
-            tok = tokens[cap_idx][:, : int(lengths[cap_idx].max())]
-            cap = model.encode_text(tok.to(dev), lengths[cap_idx])
-            scores = im @ cap.T
+            sel_idx = torch.from_numpy(cap_idx)
+            scores = model.batch_scores(f.to(dev), m.to(dev), {k: v[sel_idx].to(dev) for k, v in text.items()})
             same = positive_mask_from_ids(torch.from_numpy(img_idx)).to(dev)
             hardest = cfg.max_violation and epoch >= cfg.warmup_epochs
             if cfg.loss == "triplet":
@@ -226,11 +259,11 @@ def train(cfg: TrainConfig, train_ds: ITMDataset, dev_ds: ITMDataset, *, dev_rel
                         **{f"dev_{k}": v for k, v in scores_dev.items()}})
         if sel > best_score:
             best_score, best_epoch = sel, epoch + 1
-            _save(best, {"model": model.state_dict(), "epoch": epoch + 1, "config": dataclasses.asdict(cfg),
+            _save(best, {"model": model.state_dict(), "epoch": epoch + 1, "config": config_dict(cfg),
                          "vocab": vocab.itos[2:]})
         _save(last, {"model": model.state_dict(), "optimizer": opt.state_dict(), "scheduler": sched.state_dict(),
                      "epoch": epoch + 1, "best_score": best_score, "best_epoch": best_epoch, "history": history,
-                     "config": dataclasses.asdict(cfg), "vocab": vocab.itos[2:]})
+                     "config": config_dict(cfg), "vocab": vocab.itos[2:]})
         ran += 1
     if best.is_file():
         model.load_state_dict(_load(best)["model"])

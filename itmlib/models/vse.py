@@ -85,6 +85,22 @@ class VSEModel(nn.Module):
         t = (out * m.unsqueeze(-1)).sum(1) / lengths.to(out.dtype).clamp(min=1).unsqueeze(-1).to(out.device)
         return nn.functional.normalize(t, dim=-1)
 
+    def text_inputs(self, captions: list[str], vocab: Vocab) -> dict[str, torch.Tensor]:
+        """Token ids and lengths of every caption (rows align with ``captions``), for :meth:`batch_scores`."""
+        tokens, lengths = vocab.encode(captions)
+        return {"tokens": tokens, "lengths": lengths}
+
+    def batch_scores(self, feats: torch.Tensor, mask: torch.Tensor, text: dict[str, torch.Tensor]) -> torch.Tensor:
+        """Training scores (B_images, B_captions) = cosines of the two towers."""
+        lengths = text["lengths"]
+        tok = text["tokens"][:, : int(lengths.max())]
+        return self.encode_image(feats, mask) @ self.encode_text(tok, lengths).T
+
+    def similarity(self, ds: ITMDataset, vocab: Vocab, device: str = "cpu") -> np.ndarray:
+        """(n_images, n_captions) cosines of ``ds``."""
+        im, cap = self.embed_dataset(ds, vocab, device)
+        return im @ cap.T
+
     @torch.no_grad()
     def embed_dataset(self, ds: ITMDataset, vocab: Vocab, device: str = "cpu", batch_size: int = 512
                       ) -> tuple[np.ndarray, np.ndarray]:

@@ -50,6 +50,11 @@ SOURCES: dict[str, PaperTable] = {
                    "tau x soft negatives x keep-triplet: Nsum, Nsum without GT, Rsum"),
         PaperTable("ncs_sam_table5", _NCS, "Table 5",
                    "tau x random/hard negatives x keep-triplet on F30K"),
+        PaperTable("teran_table1", _TERAN, "Table 1",
+                   "MS-COCO 1K test: Recall@K and NDCG (ROUGE-L, SPICE relevance) of VSE++, TERN and TERAN poolings; "
+                   "image retrieval = t2i, sentence retrieval = i2t"),
+        PaperTable("teran_table4", _TERAN, "Table 4",
+                   "MS-COCO 1K ablations: shared weights, MrAvgw, stop-word filter, Bi-GRU/Bi-LSTM text encoders"),
     )
 }
 

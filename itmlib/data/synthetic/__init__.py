@@ -38,6 +38,10 @@ from .vocab import CATEGORY_INDEX, COLORS, PATTERNS, RELATIONS, SIZES
 __all__ = ["WorldConfig", "Scene", "generate", "load_synthetic", "scene_from_dict", "GENERATOR_VERSION"]
 
 GENERATOR_VERSION = 1
+# What a cached world stores beside the world itself. Bumping it regenerates caches
+# without changing a single image or caption (GENERATOR_VERSION seeds the world).
+# 2: caption graphs carry "grounding" = [node, scene object, noun word] per single object.
+ANNOTATION_SCHEMA = 2
 SPLIT_CODES = {"train": 1, "dev": 2, "val": 2, "test": 3}
 _REL = {r: i for i, r in enumerate(RELATIONS)}
 
@@ -57,7 +61,7 @@ def scene_from_dict(d: dict[str, Any]) -> Scene:
 
 
 def _key(split: str, n_images: int, seed: int, cfg: WorldConfig) -> str:
-    payload = json.dumps({"v": GENERATOR_VERSION, "split": SPLIT_CODES[split], "n": n_images, "seed": seed,
+    payload = json.dumps({"v": GENERATOR_VERSION, "schema": ANNOTATION_SCHEMA, "split": SPLIT_CODES[split], "n": n_images, "seed": seed,
                           "cfg": dataclasses.asdict(cfg)}, sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()[:20]
 

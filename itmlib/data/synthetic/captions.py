@@ -46,6 +46,7 @@ class _Builder:
         self.objects: list[str] = []
         self.attributes: list[list[Any]] = []
         self.relations: list[list[Any]] = []
+        self.grounding: list[list[Any]] = []  # [graph node, scene object, noun word as written]
         d = cfg.caption_detail
         self.p_color, self.p_size, self.p_pattern = 0.15 + 0.7 * d, 0.05 + 0.4 * d, 0.05 + 0.5 * d
 
@@ -78,6 +79,7 @@ class _Builder:
             self.attributes.append([node, pat])
         singular, _ = noun_forms(name)
         words.append(_pick(rng, singular))
+        self.grounding.append([node, int(k), words[-1]])
         text = " ".join(words + after[:1])
         if len(after) > 1:
             text += " and " + after[1].split(" ", 1)[1]
@@ -93,7 +95,8 @@ class _Builder:
         return f"{NUMBER_WORDS[count]} {_pick(self.rng, plural)}"
 
     def graph(self) -> dict[str, Any]:
-        return {"objects": self.objects, "attributes": self.attributes, "relations": self.relations}
+        return {"objects": self.objects, "attributes": self.attributes, "relations": self.relations,
+                "grounding": self.grounding}
 
 
 def _counts(scene: Scene) -> dict[str, int]:

