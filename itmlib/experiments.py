@@ -12,7 +12,8 @@ from .config import check_fraction, get_scale, resolve_device
 from .data.base import ITMDataset
 from .train import TrainConfig, evaluate, train
 
-__all__ = ["vse_config", "eval_relevance", "run_grid", "summarize", "compare", "METRIC_COLUMNS"]
+__all__ = ["vse_config", "teran_config", "eval_relevance", "eval_rouge", "recall_ndcg", "run_grid", "summarize",
+           "compare", "METRIC_COLUMNS", "TERAN_SIZES"]
 
 METRIC_COLUMNS = ["i2t_r1", "i2t_r5", "i2t_r10", "t2i_r1", "t2i_r5", "t2i_r10", "rsum",
                   "i2t_n1", "i2t_n5", "i2t_n10", "t2i_n1", "t2i_n5", "t2i_n10", "nsum", "nsum_nogt"]
@@ -23,6 +24,47 @@ def vse_config(scale: str, *, epochs: int | None = None, data: str = "", **overr
     sc = get_scale(scale)
     return TrainConfig(epochs=epochs or sc.epochs, batch_size=sc.batch_size, embed_dim=sc.embed_dim,
                        word_dim=min(300, sc.embed_dim), hidden_dim=2 * sc.embed_dim, data=data, **overrides)
+
+
+# TERAN sizes per scale (paper: joint 1024, visual TE 4 layers at 2048, FF 2048, BERT fine-tuned at lr 1e-5,
+# 30 epochs). CPU scales keep BERT frozen (its states cached once), train the rest from scratch at lr 2e-4
+# and train fewer epochs (one TERAN batch costs ~10x a VSE++ batch on a CPU).
+TERAN_SIZES: dict[str, dict[str, Any]] = {
+    "smoke": dict(embed_dim=64, lr=2e-4, epochs=2,
+                  teran=dict(visual_dim=64, visual_layers=1, ff_dim=128, finetune_text=False)),
+    "medium": dict(embed_dim=128, lr=2e-4, epochs=4,
+                   teran=dict(visual_dim=128, visual_layers=2, ff_dim=256, finetune_text=False)),
+    "full": dict(embed_dim=1024, lr=1e-5, epochs=30,
+                 teran=dict(visual_dim=1024, visual_layers=4, ff_dim=2048, finetune_text=True)),
+}
+
+
+def teran_config(scale: str, *, epochs: int | None = None, data: str = "", lr: float | None = None,
+                 **teran_options: Any) -> TrainConfig:
+    """A TERAN :class:`TrainConfig` sized by the scale; ``teran_options`` override
+    :class:`~itmlib.models.teran.TERANConfig` fields (pooling, shared_weights, stopwords, text_encoder, ...)."""
+    sc = get_scale(scale)
+    size = TERAN_SIZES[sc.name]
+    return TrainConfig(model="teran", epochs=epochs or size["epochs"], batch_size=sc.batch_size, embed_dim=size["embed_dim"],
+                       word_dim=300, lr=lr or size["lr"], data=data, teran={**size["teran"], **teran_options})
+
+
+def eval_rouge(ds: ITMDataset) -> np.ndarray:
+    """ROUGE-L relevance of every caption against every image's five references (TERAN's NDCG relevance)."""
+    from .relevance import relevance_matrix
+
+    return relevance_matrix("rouge_l", [ds.captions_of(i) for i in range(ds.n_images)], ds.captions)
+
+
+def recall_ndcg(sims: np.ndarray, ds: ITMDataset, relevances: Mapping[str, np.ndarray], p: int = 25) -> dict[str, float]:
+    """Recall@1/5/10 both ways, Rsum, and NDCG@p (TERAN's exponential gain) per relevance and direction."""
+    from .metrics import ndcg, retrieval_recall
+
+    out = {k: v for k, v in retrieval_recall(sims, ds.img_of_caption).items()}
+    for name, rel in relevances.items():
+        n = ndcg(sims, rel, ds.img_of_caption, p=p)
+        out[f"i2t_ndcg_{name}"], out[f"t2i_ndcg_{name}"] = n["i2t"], n["t2i"]
+    return out
 
 
 def eval_relevance(ds: ITMDataset) -> np.ndarray:
@@ -62,10 +104,12 @@ def run_grid(configs: Mapping[str, TrainConfig], train_ds: ITMDataset, dev_ds: I
 
 
 def summarize(runs: pd.DataFrame, by: list[str], columns: list[str] | None = None) -> pd.DataFrame:
-    """Mean and sample std over seeds per group: columns ``<metric>`` and ``<metric>_std``."""
+    """Mean and sample std over seeds per group: columns ``<metric>`` and ``<metric>_std``.
+
+    With one seed the std is NaN (undefined), not 0: a single run shows no spread."""
     columns = columns or [c for c in METRIC_COLUMNS if c in runs]
     g = runs.groupby(by, sort=False)[columns]
-    mean, std = g.mean(), g.std(ddof=1).fillna(0.0)
+    mean, std = g.mean(), g.std(ddof=1)
     out = mean.copy()
     for c in columns:
         out[f"{c}_std"] = std[c]
@@ -97,3 +141,71 @@ def compare(runs: pd.DataFrame, metric: str, base: str, new: str, by: str = "fra
                     "ratio": float(b.mean() / a.mean()) if a.mean() else float("nan"),
                     "mean_diff": mean, "diff_std": sd, "seeds": len(d), "verdict": verdict})
     return pd.DataFrame(out)
+
+
+def teran_grid(configs: Mapping[str, TrainConfig], train_ds: ITMDataset, dev_ds: ITMDataset, test_ds: ITMDataset,
+               relevances: Mapping[str, np.ndarray], *, seeds: Iterable[int] = (0,), ckpt_dir: str = "runs/checkpoints",
+               device: str = "auto", progress: bool = False, test_poolings: Mapping[str, str] | None = None
+               ) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Train every TERAN/TERN config per seed; test Recall, NDCG per relevance and grounding accuracy.
+
+    Returns (one row per (method, seed), {method: (model, vocab, features) of the first seed}).
+    ``test_poolings`` maps a method to extra rows scored with a forced pooling
+    (TERN "MrSw Test": a global-trained model scored by region-word alignment)."""
+    from .grounding import grounding_accuracy, grounding_targets
+    from .models.alignment import score_matrix
+
+    dev = resolve_device(device)
+    targets = grounding_targets(test_ds)
+    rows, keep = [], {}
+    seeds = list(seeds)
+    for s in seeds:
+        for name, cfg in configs.items():
+            c = dataclasses.replace(cfg, seed=int(s))
+            r = train(c, train_ds, dev_ds, ckpt_dir=ckpt_dir, name=name.replace(" ", "_").replace("+", "p").replace(".", ""),
+                      device=device, progress=progress)
+            f = r.model.extract(test_ds, r.vocab, dev)
+            g = grounding_accuracy(f.regions, f.region_mask, f.words, f.word_index, targets, test_ds)
+            extra = {"grounding": g["accuracy"], "grounding_iou50": g["accuracy_iou50"],
+                     "grounding_chance": g["chance"], "grounding_chance_iou50": g["chance_iou50"],
+                     "best_epoch": r.best_epoch, "train_seconds": r.seconds}
+            sims = r.model.similarity(test_ds, r.vocab, dev, features=f)
+            rows.append({"method": name, "seed": s, **recall_ndcg(sims, test_ds, relevances), **extra})
+            for label, pooling in (test_poolings or {}).items():
+                if label.startswith(name):
+                    sims_p = score_matrix(f.regions, f.region_mask, f.words, f.word_mask, pooling, device=dev)
+                    rows.append({"method": label, "seed": s, **recall_ndcg(sims_p, test_ds, relevances), **extra})
+            if s == seeds[0]:
+                keep[name] = (r.model, r.vocab, f)
+    return pd.DataFrame(rows), keep
+
+
+def query_times(features: Any, pooling: str = "mrsw", device: str = "cpu", n_queries: int = 20) -> dict[str, float]:
+    """Seconds to score the whole test matrix, one image query (all captions) and one caption
+    query (all images) with :func:`~itmlib.models.alignment.score_matrix` (mean over ``n_queries``)."""
+    import time
+
+    import torch
+
+    from .models.alignment import score_matrix
+
+    f = features
+    dev = resolve_device(device)
+
+    def clock(fn: Any) -> float:
+        if dev.startswith("cuda"):
+            torch.cuda.synchronize()
+        t = time.perf_counter()
+        fn()
+        if dev.startswith("cuda"):
+            torch.cuda.synchronize()
+        return time.perf_counter() - t
+
+    full = clock(lambda: score_matrix(f.regions, f.region_mask, f.words, f.word_mask, pooling, device=dev))
+    n_i, n_t = len(f.regions), len(f.words)
+    qi = [clock(lambda i=i: score_matrix(f.regions[i:i + 1], f.region_mask[i:i + 1], f.words, f.word_mask, pooling,
+                                         device=dev)) for i in range(min(n_queries, n_i))]
+    qt = [clock(lambda t=t: score_matrix(f.regions, f.region_mask, f.words[t:t + 1], f.word_mask[t:t + 1], pooling,
+                                         device=dev)) for t in range(min(n_queries, n_t))]
+    return {"images": n_i, "captions": n_t, "full_matrix_s": full, "image_query_s": float(np.mean(qi)),
+            "caption_query_s": float(np.mean(qt))}

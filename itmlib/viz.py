@@ -8,7 +8,7 @@ import numpy as np
 
 from .data.base import ITMDataset
 
-__all__ = ["show_scene"]
+__all__ = ["show_scene", "show_word_grounding"]
 
 
 def show_scene(ax: Any, ds: ITMDataset, image: int, *, size: int = 256, boxes: bool = True,
@@ -33,3 +33,34 @@ def show_scene(ax: Any, ds: ITMDataset, image: int, *, size: int = 256, boxes: b
     if title:
         ax.set_title(title, fontsize=8)
     return n
+
+
+def show_word_grounding(ax: Any, ds: ITMDataset, caption: int, regions: Any, region_mask: Any, words: Any,
+                        word_index: Any, *, size: int = 256, skip: frozenset[str] = frozenset(),
+                        region_offset: int = 1) -> list[tuple[str, int, float]]:
+    """TERAN's Figure 7 on a rendered image: each word of ``caption`` boxed at its best-aligned
+    region, labelled with the word and its cosine. Returns (word, region slot, cosine) per word."""
+    from matplotlib.patches import Rectangle
+
+    from .grounding import word_region_scores
+    from .models.vocab import tokenize
+
+    image = int(ds.img_of_caption[caption])
+    ax.imshow(np.asarray(ds.render(image, size)))
+    ax.set_axis_off()
+    colors = ["tab:red", "tab:blue", "tab:green", "tab:orange", "tab:purple", "tab:brown", "tab:pink", "tab:olive"]
+    out = []
+    for j, w in enumerate(tokenize(ds.captions[caption])):
+        if w in skip or not bool((word_index[caption] == j).any()):
+            continue
+        cos = word_region_scores(regions, region_mask, words, word_index, image, caption, j)
+        r = int(np.argmax(cos))
+        slot = r - region_offset
+        x1, y1, x2, y2 = (float(v) * (size - 1) for v in ds.boxes[image, slot])
+        c = colors[len(out) % len(colors)]
+        ax.add_patch(Rectangle((x1, y1), x2 - x1, y2 - y1, fill=False, lw=1.5, ec=c))
+        ax.text(x1 + 2, y1 + 9 + 9 * (len(out) % 3), f"{w} {cos[r]:.2f}", fontsize=6, color=c,
+                bbox=dict(fc="white", alpha=0.7, lw=0, pad=0.5))
+        out.append((w, slot, float(cos[r])))
+    ax.set_title(ds.captions[caption], fontsize=7)
+    return out

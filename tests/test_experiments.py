@@ -23,6 +23,8 @@ def test_summarize_mean_and_std_by_hand():
     assert s.loc[(0.1, "base"), "rsum"] == pytest.approx(100.0)
     assert s.loc[(0.1, "base"), "rsum_std"] == pytest.approx(10.0)
     assert s.loc[(0.1, "sam"), "seeds"] == 3
+    one = summarize(_runs()[_runs().seed == 0], ["fraction", "method"], ["rsum"])
+    assert one.rsum_std.isna().all() and (one.seeds == 1).all()  # one seed: no spread, not a zero spread
 
 
 def test_compare_verdicts():

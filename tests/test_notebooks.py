@@ -95,3 +95,23 @@ def test_sam_notebook_rejects_a_zero_fraction(tmp_path: Path):
     nb = repo_root() / "notebooks" / "05_sam_reduced_data.ipynb"
     with pytest.raises(pm.PapermillExecutionError, match="fraction"):
         run_notebook(nb, tmp_path / "out.ipynb", {"fractions": [0.0], "results_dir": str(tmp_path)})
+
+
+@pytest.mark.notebook
+def test_teran_notebook_rejects_an_unknown_pooling(tmp_path: Path):
+    nb = repo_root() / "notebooks" / "08_teran.ipynb"
+    with pytest.raises(pm.PapermillExecutionError, match="pooling"):
+        run_notebook(nb, tmp_path / "out.ipynb", {"pooling": "maxmax", "results_dir": str(tmp_path)})
+
+
+COMMITTED = sorted((repo_root() / "results").glob("*/*.csv"))
+
+
+@pytest.mark.parametrize("path", COMMITTED, ids=[f"{p.parent.name}/{p.name}" for p in COMMITTED])
+def test_committed_tables_state_their_scale_data_and_the_papers_number(path: Path):
+    meta, df = read_table(path)
+    assert path.parent.name in NOTEBOOKS, f"{path}: results folder is not a notebook's"
+    assert meta["scale"] in {"smoke", "medium", "full"} and meta["data"] and "paper" in meta, path
+    assert any(c.startswith("paper") for c in df.columns), f"{path}: no paper column beside ours"
+    assert path.with_suffix(".md").is_file(), f"{path}: no Markdown twin"
+    assert not list(path.parent.glob("*.log")), f"{path.parent}: a run log is committed"

@@ -46,7 +46,7 @@ from .alignment import POOLINGS, pool_alignments, score_matrix
 from .vocab import Vocab, tokenize
 from .vse import region_inputs
 
-__all__ = ["TERANConfig", "TERANModel", "Features", "score_matrix", "load_text_encoder", "STOP_WORDS"]
+__all__ = ["TERANConfig", "TERANModel", "Features", "score_matrix", "load_text_encoder", "shape_walkthrough", "STOP_WORDS"]
 
 TEXT_ENCODERS = ("bert", "gru")
 OBJECTIVES = ("alignment", "global")
@@ -221,19 +221,28 @@ class TERANModel(nn.Module):
 
     @torch.no_grad()
     def _cached_states(self, captions: Sequence[str], ids: torch.Tensor, attn: torch.Tensor) -> torch.Tensor:
+        """Frozen-BERT states (N, T, h) of every caption: each distinct caption once, in
+        length-sorted batches (little padding), cached in memory for later models."""
         key = hashlib.sha256(("\n".join(captions) + f"|{self.text_path}|{self.cfg.max_length}").encode()).hexdigest()
         if key not in _STATE_CACHE:
             bert = self._bert_model()
             dev = next(bert.parameters()).device
-            out = []
-            for s in range(0, len(ids), 256):
-                m = attn[s:s + 256]
+            first: dict[str, int] = {}
+            rows = np.array([first.setdefault(c, i) for i, c in enumerate(captions)])
+            uniq = np.unique(rows)
+            lengths = attn[uniq].sum(1).numpy()
+            order = uniq[np.argsort(lengths, kind="stable")]
+            states = torch.zeros(len(captions), ids.shape[1], int(bert.config.hidden_size))
+            for s in range(0, len(order), 256):
+                b = torch.from_numpy(order[s:s + 256])
+                m = attn[b]
                 L = int(m.sum(1).max())
-                h = bert(input_ids=ids[s:s + 256, :L].to(dev), attention_mask=m[:, :L].to(dev)).last_hidden_state
-                out.append(nn.functional.pad(h.float().cpu(), (0, 0, 0, ids.shape[1] - L)))
+                h = bert(input_ids=ids[b, :L].to(dev), attention_mask=m[:, :L].to(dev)).last_hidden_state
+                states[b, :L] = h.float().cpu() * m[:, :L, None]
+            states = states[torch.from_numpy(rows)]
             if len(_STATE_CACHE) > 8:
                 _STATE_CACHE.clear()
-            _STATE_CACHE[key] = torch.cat(out) if out else torch.zeros(0, ids.shape[1], 1)
+            _STATE_CACHE[key] = states
         return _STATE_CACHE[key]
 
     # ----- encoders ---------------------------------------------------------------------------------
@@ -318,3 +327,36 @@ class TERANModel(nn.Module):
             return (f.image_global @ f.text_global.T).numpy()
         return score_matrix(f.regions, f.region_mask, f.words, f.word_mask, pooling or self.cfg.pooling,
                             device=device)
+
+
+@torch.no_grad()
+def shape_walkthrough(model: TERANModel, ds: ITMDataset, images: Sequence[int] = (0, 1),
+                      vocab: Vocab | None = None) -> list[tuple[str, tuple[int, ...]]]:
+    """(stage, tensor shape) through both pipelines for a few images and their first captions."""
+    was = model.training
+    model.eval()
+    idx = np.asarray(images)
+    f, m = region_inputs(ds, idx, model.cfg.use_boxes)
+    caps = [ds.captions_of(int(i))[0] for i in idx]
+    text = model.text_inputs(caps, vocab)
+    out: list[tuple[str, tuple[int, ...]]] = [("region features + box [x1,y1,x2,y2,area]", tuple(f.shape))]
+    x = torch.cat([f.new_zeros(len(idx), 1, f.shape[2]), f], dim=1)
+    out.append(("+ zero CLS slot", tuple(x.shape)))
+    h = model.box_mlp(x)
+    out.append(("box MLP (concat-and-process)", tuple(h.shape)))
+    full = torch.cat([m.new_ones(len(idx), 1), m], dim=1)
+    h = model.visual_te(h, src_key_padding_mask=~full)
+    out.append((f"visual TE x{model.cfg.visual_layers}", tuple(h.shape)))
+    h = model.img_proj(h)
+    out.append(("linear projection to the joint space", tuple(h.shape)))
+    reg, rmask, _ = model.encode_regions(f, m)
+    out.append((f"joint TE x{model.cfg.joint_layers}, L2-normalised: region tokens", tuple(reg.shape)))
+    out.append(("caption token ids" + (" ([CLS] ... [SEP])" if model.cfg.text_encoder == "bert" else ""),
+                tuple(text["ids"].shape)))
+    wrd, wmask, _ = model.encode_words(text)
+    out.append((f"{model.cfg.text_encoder} -> projection -> TE x{model.cfg.joint_layers}: word tokens", tuple(wrd.shape)))
+    A = torch.einsum("ird,twd->itrw", reg, wrd)
+    out.append(("alignment matrix A (images x captions x regions x words)", tuple(A.shape)))
+    out.append((f"pooled scores ({model.cfg.pooling})", tuple(pool_alignments(A, rmask, wmask, model.cfg.pooling).shape)))
+    model.train(was)
+    return out
