@@ -186,6 +186,17 @@ def test_gradients_reach_both_pipelines(encoder):
     assert not any(k.startswith("bert") for k in m.state_dict())   # frozen BERT stays out of checkpoints
 
 
+def test_finetuned_bert_gets_gradients_and_is_checkpointed():
+    m = TERANModel(TERANConfig(region_dim=6, embed_dim=16, visual_dim=16, ff_dim=32, heads=2, dropout=0.0,
+                               finetune_text=True))
+    text = m.text_inputs(["a red dog", "two cats near a tree"])
+    assert "states" not in text  # no frozen-state cache: BERT runs inside the graph
+    m.batch_scores(torch.randn(2, 3, 11), torch.ones(2, 3, dtype=torch.bool), text).sum().backward()
+    grads = [p.grad for n, p in m.named_parameters() if n.startswith("bert.")]
+    assert grads and sum(float(g.abs().sum()) for g in grads if g is not None) > 0
+    assert any(k.startswith("bert.") for k in m.state_dict())  # the paper fine-tunes: BERT is saved
+
+
 def test_padded_regions_do_not_change_scores():
     m = TERANModel(TERANConfig(region_dim=6, embed_dim=16, visual_dim=16, ff_dim=32, heads=2, dropout=0.0)).eval()
     text = m.text_inputs(["a red dog", "two cats"])
