@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import argparse
 import platform
-import time
-
+from types import SimpleNamespace
 import numpy as np
 import torch
 
 from itmlib.config import resolve_device
+from itmlib.experiments import query_times, timed
 from itmlib.models.alignment import POOLINGS, score_matrix
 
 
@@ -64,16 +64,6 @@ def per_pair_scores(im: torch.Tensor, im_m: torch.Tensor, tx: torch.Tensor, tx_m
     return out
 
 
-def clock(fn, dev: str) -> tuple[float, object]:
-    if dev.startswith("cuda"):
-        torch.cuda.synchronize()
-    t = time.perf_counter()
-    r = fn()
-    if dev.startswith("cuda"):
-        torch.cuda.synchronize()
-    return time.perf_counter() - t, r
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--images", type=int, default=1000)
@@ -99,10 +89,10 @@ def main() -> None:
     rng = np.random.default_rng(0)
     n_loop_img = max(1, min(args.images, args.loop_pairs // args.captions or 1))
     pairs = np.stack([rng.integers(0, n_loop_img, args.loop_pairs), rng.integers(0, args.captions, args.loop_pairs)], 1)
-    clock(lambda: per_pair_scores(im, im_m, tx, tx_m, pairs[:50], args.pooling), dev)      # warm-up
-    t_loop, loop = clock(lambda: per_pair_scores(im, im_m, tx, tx_m, pairs, args.pooling), dev)
-    clock(lambda: score_matrix(im[:1], im_m[:1], tx[:100], tx_m[:100], args.pooling), dev)  # warm-up
-    t_chunk, block = clock(lambda: score_matrix(im[:n_loop_img], im_m[:n_loop_img], tx, tx_m, args.pooling), dev)
+    timed(lambda: per_pair_scores(im, im_m, tx, tx_m, pairs[:50], args.pooling), dev)      # warm-up
+    t_loop, loop = timed(lambda: per_pair_scores(im, im_m, tx, tx_m, pairs, args.pooling), dev)
+    timed(lambda: score_matrix(im[:1], im_m[:1], tx[:100], tx_m[:100], args.pooling), dev)  # warm-up
+    t_chunk, block = timed(lambda: score_matrix(im[:n_loop_img], im_m[:n_loop_img], tx, tx_m, args.pooling), dev)
     err = float(np.abs(block[pairs[:, 0], pairs[:, 1]] - loop).max())
     per_loop, per_chunk = t_loop / len(pairs), t_chunk / (n_loop_img * args.captions)
     print(f"per-pair loop: {len(pairs)} pairs in {t_loop:.2f} s = {1e6 * per_loop:.1f} us/pair")
@@ -110,16 +100,14 @@ def main() -> None:
           f"-> {per_loop / per_chunk:.0f}x faster; max |difference| {err:.2e}")
 
     # 2. the whole matrix, and single queries
-    t_full, S = clock(lambda: score_matrix(im, im_m, tx, tx_m, args.pooling), dev)
-    qi = [clock(lambda i=i: score_matrix(im[i:i + 1], im_m[i:i + 1], tx, tx_m, args.pooling), dev)[0]
-          for i in range(args.queries)]
-    qt = [clock(lambda t=t: score_matrix(im, im_m, tx[t:t + 1], tx_m[t:t + 1], args.pooling), dev)[0]
-          for t in range(args.queries)]
+    q = query_times(SimpleNamespace(regions=im, region_mask=im_m, words=tx, word_mask=tx_m), args.pooling, dev,
+                    n_queries=args.queries)
+    t_full, qi, qt = q["full_matrix_s"], q["image_query_s"], q["caption_query_s"]
     per_full = t_full / (args.images * args.captions)
-    print(f"full {args.images} x {args.captions} matrix: {t_full:.2f} s (shape {S.shape}) = {1e6 * per_full:.2f} us/pair "
+    print(f"full {args.images} x {args.captions} matrix: {t_full:.2f} s = {1e6 * per_full:.2f} us/pair "
           f"-> {per_loop / per_full:.1f}x the per-pair loop, goal >= 20x (loop estimate {per_loop * args.images * args.captions:.0f} s)")
-    print(f"one image query over {args.captions} captions: {np.mean(qi):.3f} s (paper: 0.12 s over 5k, 1080 Ti)")
-    print(f"one caption query over {args.images} images: {np.mean(qt):.3f} s (paper: 0.02 s over 1k, 1080 Ti)")
+    print(f"one image query over {args.captions} captions: {qi:.3f} s (paper: 0.12 s over 5k, 1080 Ti)")
+    print(f"one caption query over {args.images} images: {qt:.3f} s (paper: 0.02 s over 1k, 1080 Ti)")
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -13,7 +13,7 @@ from .data.base import ITMDataset
 from .train import TrainConfig, evaluate, train
 
 __all__ = ["vse_config", "teran_config", "eval_relevance", "eval_rouge", "recall_ndcg", "run_grid", "summarize",
-           "compare", "METRIC_COLUMNS", "TERAN_SIZES"]
+           "compare", "query_times", "timed", "METRIC_COLUMNS", "TERAN_SIZES"]
 
 METRIC_COLUMNS = ["i2t_r1", "i2t_r5", "i2t_r10", "t2i_r1", "t2i_r5", "t2i_r10", "rsum",
                   "i2t_n1", "i2t_n5", "i2t_n10", "t2i_n1", "t2i_n5", "t2i_n10", "nsum", "nsum_nogt"]
@@ -180,32 +180,35 @@ def teran_grid(configs: Mapping[str, TrainConfig], train_ds: ITMDataset, dev_ds:
     return pd.DataFrame(rows), keep
 
 
-def query_times(features: Any, pooling: str = "mrsw", device: str = "cpu", n_queries: int = 20) -> dict[str, float]:
-    """Seconds to score the whole test matrix, one image query (all captions) and one caption
-    query (all images) with :func:`~itmlib.models.alignment.score_matrix` (mean over ``n_queries``)."""
+def timed(fn: Callable[[], Any], device: str = "cpu") -> tuple[float, Any]:
+    """(seconds, result) of ``fn()``; on a GPU synchronised before and after, so the time is the work's."""
     import time
 
     import torch
 
+    if str(device).startswith("cuda"):
+        torch.cuda.synchronize()
+    t = time.perf_counter()
+    r = fn()
+    if str(device).startswith("cuda"):
+        torch.cuda.synchronize()
+    return time.perf_counter() - t, r
+
+
+def query_times(features: Any, pooling: str = "mrsw", device: str = "cpu", n_queries: int = 20) -> dict[str, float]:
+    """Seconds to score the whole test matrix, one image query (all captions) and one caption
+    query (all images) with :func:`~itmlib.models.alignment.score_matrix` (mean over ``n_queries``).
+
+    ``features``: anything with ``regions``, ``region_mask``, ``words``, ``word_mask`` tensors."""
     from .models.alignment import score_matrix
 
     f = features
     dev = resolve_device(device)
-
-    def clock(fn: Any) -> float:
-        if dev.startswith("cuda"):
-            torch.cuda.synchronize()
-        t = time.perf_counter()
-        fn()
-        if dev.startswith("cuda"):
-            torch.cuda.synchronize()
-        return time.perf_counter() - t
-
-    full = clock(lambda: score_matrix(f.regions, f.region_mask, f.words, f.word_mask, pooling, device=dev))
+    full = timed(lambda: score_matrix(f.regions, f.region_mask, f.words, f.word_mask, pooling, device=dev), dev)[0]
     n_i, n_t = len(f.regions), len(f.words)
-    qi = [clock(lambda i=i: score_matrix(f.regions[i:i + 1], f.region_mask[i:i + 1], f.words, f.word_mask, pooling,
-                                         device=dev)) for i in range(min(n_queries, n_i))]
-    qt = [clock(lambda t=t: score_matrix(f.regions, f.region_mask, f.words[t:t + 1], f.word_mask[t:t + 1], pooling,
-                                         device=dev)) for t in range(min(n_queries, n_t))]
+    qi = [timed(lambda i=i: score_matrix(f.regions[i:i + 1], f.region_mask[i:i + 1], f.words, f.word_mask, pooling,
+                                         device=dev), dev)[0] for i in range(min(n_queries, n_i))]
+    qt = [timed(lambda t=t: score_matrix(f.regions, f.region_mask, f.words[t:t + 1], f.word_mask[t:t + 1], pooling,
+                                         device=dev), dev)[0] for t in range(min(n_queries, n_t))]
     return {"images": n_i, "captions": n_t, "full_matrix_s": full, "image_query_s": float(np.mean(qi)),
             "caption_query_s": float(np.mean(qt))}

@@ -42,3 +42,11 @@ def test_vse_config_follows_the_scale():
     c = vse_config("full", loss="sam", tau=5.0)
     assert (c.epochs, c.batch_size, c.embed_dim, c.word_dim) == (30, 128, 1024, 300)
     assert vse_config("smoke", epochs=2).epochs == 2
+
+
+def test_timed_returns_the_result_and_a_duration():
+    import time
+
+    from itmlib.experiments import timed
+    t, r = timed(lambda: (time.sleep(0.02), 7)[1])
+    assert r == 7 and 0.02 <= t < 1.0
