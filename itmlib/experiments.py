@@ -13,7 +13,7 @@ from .data.base import ITMDataset
 from .train import TrainConfig, evaluate, train
 
 __all__ = ["vse_config", "teran_config", "eval_relevance", "eval_rouge", "recall_ndcg", "run_grid", "summarize",
-           "compare", "query_times", "timed", "METRIC_COLUMNS", "TERAN_SIZES"]
+           "compare", "claim_verdict", "query_times", "timed", "METRIC_COLUMNS", "TERAN_SIZES"]
 
 METRIC_COLUMNS = ["i2t_r1", "i2t_r5", "i2t_r10", "t2i_r1", "t2i_r5", "t2i_r10", "rsum",
                   "i2t_n1", "i2t_n5", "i2t_n10", "t2i_n1", "t2i_n5", "t2i_n10", "nsum", "nsum_nogt"]
@@ -141,6 +141,39 @@ def compare(runs: pd.DataFrame, metric: str, base: str, new: str, by: str = "fra
                     "ratio": float(b.mean() / a.mean()) if a.mean() else float("nan"),
                     "mean_diff": mean, "diff_std": sd, "seeds": len(d), "verdict": verdict})
     return pd.DataFrame(out)
+
+
+def claim_verdict(runs: pd.DataFrame, base: str, new: str, metric: str, expect: str, claim: str,
+                  paper_says: str) -> dict[str, Any] | None:
+    """One row of a claims table: does ``new`` vs ``base`` on ``metric`` behave as the paper says?
+
+    ``expect`` is ``"higher"``, ``"lower"`` or ``"same"``. The paired seed differences
+    d_s = new_s - base_s decide (see :func:`compare`): a difference counts only when
+    |mean d| > 2 std(d). "higher"/"lower" hold when the mean difference has that sign
+    (" (within noise)" is added when it does not exceed the spread); "same" holds when it
+    does not exceed the spread. With one seed a direction claim says so, and a "same"
+    claim cannot be judged. Returns None when either method is absent from ``runs``.
+    """
+    if expect not in ("higher", "lower", "same"):
+        raise ValueError(f"expect must be 'higher', 'lower' or 'same', got {expect!r}")
+    if base not in set(runs.method) or new not in set(runs.method):
+        return None
+    c = compare(runs.assign(group=0), metric, base, new, by="group").iloc[0]
+    d, n = c["mean_diff"], int(c["seeds"])
+    beyond = n >= 2 and abs(d) > 2 * c["diff_std"]
+    holds = {"higher": d > 0, "lower": d < 0, "same": not beyond}[expect]
+    if n < 2 and expect == "same":
+        holds, note = None, "one seed: a 'no change' claim needs the seed spread (n_seeds >= 2)"
+    elif n < 2:
+        note = " (one seed: direction only)"
+    elif expect != "same" and not beyond:
+        note = " (within noise)"
+    else:
+        note = ""
+    return {"claim": claim, "paper (model vs baseline)": paper_says, "metric": metric, "model": new, "baseline": base,
+            "ours (model vs baseline)": f"{c[new]:.3g} vs {c[base]:.3g}", "difference": round(d, 3),
+            "spread (std of paired diff)": round(c["diff_std"], 3) if n >= 2 else np.nan, "seeds": n,
+            "verdict": note if holds is None else ("holds" if holds else "does not hold") + note}
 
 
 def teran_grid(configs: Mapping[str, TrainConfig], train_ds: ITMDataset, dev_ds: ITMDataset, test_ds: ITMDataset,

@@ -2,7 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from itmlib.experiments import compare, summarize, vse_config
+from itmlib.experiments import claim_verdict, compare, summarize, vse_config
 
 
 def _runs():
@@ -36,6 +36,28 @@ def test_compare_verdicts():
     assert c.loc[1.0, "verdict"] == "no difference beyond the seed spread"
     one = compare(_runs()[_runs().seed == 0], "rsum", "base", "sam")
     assert one.verdict.str.startswith("inconclusive").all()
+
+
+def test_claim_verdict_rows_by_hand():
+    scarce, full = _runs()[lambda r: r.fraction == 0.1], _runs()[lambda r: r.fraction == 1.0]
+    # paired differences 50, 48, 55: mean 51, std 3.61 -> beyond 2x the spread
+    row = claim_verdict(scarce, "base", "sam", "rsum", "higher", "SAM lifts Rsum", "303.2 vs 138.7")
+    assert row["verdict"] == "holds" and row["difference"] == pytest.approx(51.0)
+    assert row["spread (std of paired diff)"] == pytest.approx(np.std([50, 48, 55], ddof=1), abs=1e-3)
+    assert row["ours (model vs baseline)"] == "151 vs 100" and row["seeds"] == 3
+    assert claim_verdict(scarce, "base", "sam", "rsum", "lower", "c", "p")["verdict"] == "does not hold"
+    assert claim_verdict(scarce, "base", "sam", "rsum", "same", "c", "p")["verdict"] == "does not hold"
+    # differences +1 and -10: mean -4.5, std 7.8 -> within the spread
+    assert claim_verdict(full, "base", "sam", "rsum", "same", "c", "p")["verdict"] == "holds"
+    assert claim_verdict(full, "base", "sam", "rsum", "lower", "c", "p")["verdict"] == "holds (within noise)"
+    assert claim_verdict(full, "base", "sam", "rsum", "higher", "c", "p")["verdict"] == "does not hold (within noise)"
+    one = scarce[scarce.seed == 0]
+    assert claim_verdict(one, "base", "sam", "rsum", "higher", "c", "p")["verdict"] == "holds (one seed: direction only)"
+    assert claim_verdict(one, "base", "sam", "rsum", "same", "c", "p")["verdict"].startswith("one seed: a 'no change' claim")
+    assert np.isnan(claim_verdict(one, "base", "sam", "rsum", "higher", "c", "p")["spread (std of paired diff)"])
+    assert claim_verdict(scarce, "base", "absent", "rsum", "higher", "c", "p") is None
+    with pytest.raises(ValueError, match="expect"):
+        claim_verdict(scarce, "base", "sam", "rsum", "better", "c", "p")
 
 
 def test_vse_config_follows_the_scale():
