@@ -18,11 +18,10 @@ import torch
 
 from itmlib.data import load_dataset
 from itmlib.experiments import vse_config
-from itmlib.losses import batch_phi, sam_loss, triplet_loss
+from itmlib.losses import batch_phi, phi_index, sam_loss, triplet_loss
 from itmlib.losses.triplet import positive_mask_from_ids
 from itmlib.models.vocab import Vocab
 from itmlib.models.vse import VSEConfig, VSEModel, region_inputs
-from itmlib.relevance import CiderDIndex, DocumentFrequency
 
 
 def main() -> None:
@@ -35,8 +34,7 @@ def main() -> None:
     vocab = Vocab.build(ds.captions)
     tokens, lengths = vocab.encode(ds.captions)
     t = time.perf_counter()
-    refs = [[c.lower() for c in ds.captions_of(i)] for i in range(ds.n_images)]
-    cider = CiderDIndex(refs, [c.lower() for c in ds.captions], DocumentFrequency.from_refs(refs))
+    cider = phi_index(ds)
     print(f"{args.scale}: {ds.n_images} training images; CIDEr-D index built once in {time.perf_counter() - t:.1f} s")
     rng = np.random.default_rng(0)
     batches = [rng.choice(ds.n_captions, cfg.batch_size, replace=False) for _ in range(args.steps)]

@@ -10,10 +10,11 @@ import pandas as pd
 
 from .config import check_fraction, get_scale, resolve_device
 from .data.base import ITMDataset
-from .train import TrainConfig, evaluate, train
+from .train import TrainConfig, TrainResult, evaluate, train
 
-__all__ = ["vse_config", "teran_config", "eval_relevance", "eval_rouge", "recall_ndcg", "run_grid", "summarize",
-           "compare", "claim_verdict", "query_times", "timed", "METRIC_COLUMNS", "TERAN_SIZES"]
+__all__ = ["vse_config", "teran_config", "eval_relevance", "eval_rouge", "recall_ndcg", "grid_member", "run_grid",
+           "summarize", "compare", "claim_verdict", "sam_margin_samples", "summarize_margins", "query_times", "timed",
+           "METRIC_COLUMNS", "TERAN_SIZES"]
 
 METRIC_COLUMNS = ["i2t_r1", "i2t_r5", "i2t_r10", "t2i_r1", "t2i_r5", "t2i_r10", "rsum",
                   "i2t_n1", "i2t_n5", "i2t_n10", "t2i_n1", "t2i_n5", "t2i_n10", "nsum", "nsum_nogt"]
@@ -78,24 +79,36 @@ def eval_relevance(ds: ITMDataset) -> np.ndarray:
     return relevance_matrix("sg_f1", refs, ds.captions, backend="gold", graphs=list(ds.graphs) + list(ds.graphs))
 
 
+def grid_member(cfg: TrainConfig, name: str, train_ds: ITMDataset, dev_ds: ITMDataset, *, fraction: float = 1.0,
+                seed: int = 0, dev_relevance: np.ndarray | None = None, ckpt_dir: str = "runs/checkpoints",
+                device: str = "auto", progress: bool = False) -> tuple[ITMDataset, TrainResult]:
+    """Train (or load from its checkpoint) one run of :func:`run_grid`; returns (its training subset, the result).
+
+    The run of config ``cfg`` named ``name`` at (``fraction``, ``seed``) trains on
+    ``train_ds.subset(fraction, seed)`` (image-level; all of ``train_ds`` at 1.0) with
+    the config's seed replaced by ``seed``, so seeds vary both the data and the init.
+    A notebook gets a grid run's model back through here without training it again.
+    """
+    check_fraction("fraction", fraction)
+    sub = train_ds if fraction == 1.0 else train_ds.subset(fraction, seed=seed)
+    c = dataclasses.replace(cfg, seed=int(seed), data=f"{cfg.data}|{sub.split}|{sub.n_images}")
+    return sub, train(c, sub, dev_ds, dev_relevance=dev_relevance, ckpt_dir=ckpt_dir,
+                      name=name.replace(" ", "_").replace("+", "p"), device=device, progress=progress)
+
+
 def run_grid(configs: Mapping[str, TrainConfig], train_ds: ITMDataset, dev_ds: ITMDataset, test_ds: ITMDataset,
              test_relevance: np.ndarray, *, fractions: Iterable[float] = (1.0,), seeds: Iterable[int] = (0,),
              dev_relevance: np.ndarray | None = None, ckpt_dir: str = "runs/checkpoints", device: str = "auto",
              progress: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Train every config on every (fraction, seed) subset; returns (test metrics per run, training histories).
-
-    The subset of fraction f and seed s is ``train_ds.subset(f, s)`` (image-level);
-    the config's own seed is replaced by s, so seeds vary both the data and the init.
-    """
+    """Train every config on every (fraction, seed) subset (see :func:`grid_member`);
+    returns (test metrics per run, training histories)."""
     rows, hist = [], []
     for f in fractions:
         check_fraction("fraction", f)
         for s in seeds:
-            sub = train_ds if f == 1.0 else train_ds.subset(f, seed=s)
             for name, cfg in configs.items():
-                c = dataclasses.replace(cfg, seed=int(s), data=f"{cfg.data}|{sub.split}|{sub.n_images}")
-                r = train(c, sub, dev_ds, dev_relevance=dev_relevance, ckpt_dir=ckpt_dir, name=name.replace(" ", "_").replace("+", "p"),
-                          device=device, progress=progress)
+                sub, r = grid_member(cfg, name, train_ds, dev_ds, fraction=f, seed=s, dev_relevance=dev_relevance,
+                                     ckpt_dir=ckpt_dir, device=device, progress=progress)
                 m = evaluate(r.model, r.vocab, test_ds, test_relevance, device=resolve_device(device))
                 rows.append({"fraction": f, "seed": s, "method": name, "train_images": sub.n_images,
                              "best_epoch": r.best_epoch, **{k: m[k] for k in METRIC_COLUMNS}})
@@ -174,6 +187,72 @@ def claim_verdict(runs: pd.DataFrame, base: str, new: str, metric: str, expect: 
             "ours (model vs baseline)": f"{c[new]:.3g} vs {c[base]:.3g}", "difference": round(d, 3),
             "spread (std of paired diff)": round(c["diff_std"], 3) if n >= 2 else np.nan, "seeds": n,
             "verdict": note if holds is None else ("holds" if holds else "does not hold") + note}
+
+
+def sam_margin_samples(result: TrainResult, ds: ITMDataset, *, tau: float = 5.0, samplings: Iterable[str] = ("hard", "soft", "random"),
+                       mode: str = "paper", n_batches: int = 20, batch_size: int = 64, seed: int = 0) -> pd.DataFrame:
+    """The margins SAM (eq. 7) gives the negatives each sampling picks, on random training batches of ``ds``.
+
+    Per batch (``batch_size`` captions c_p drawn without replacement, with their images p)
+    the trained model of ``result`` scores every image against every caption; each
+    sampling picks the negative caption c_m of every image anchor p, whose margin is
+    α = (φ(G_p, c_p) - φ(G_p, c_m)) / τ (eq. 7 as printed names it α_t2i; φ = CIDEr-D of
+    :func:`~itmlib.losses.phi_index`, i.e. ``ds``'s own document frequencies). ``ds``
+    must be the set the model was trained on. Returns one row per (batch, sampling,
+    anchor): batch, sampling, image p, caption c_p, negative_caption c_m, margin_t2i,
+    gold_rel_of_negative (``ds.relevance(p, c_m)``, the world's graded relevance).
+    """
+    import torch
+
+    from .config import check_positive
+    from .losses import batch_phi, phi_index, sam_loss
+    from .losses.triplet import positive_mask_from_ids
+    from .models.vse import region_inputs
+
+    check_positive("tau", tau)
+    check_positive("n_batches", n_batches, integer=True)
+    check_positive("batch_size", batch_size, integer=True)
+    if not 2 <= batch_size <= ds.n_captions:
+        raise ValueError(f"batch_size must be between 2 and the {ds.n_captions} captions of {ds.name}/{ds.split}, got {batch_size}")
+    model, cider, rng = result.model, phi_index(ds), np.random.default_rng(seed)
+    dev = next(model.parameters()).device
+    text = model.text_inputs(ds.captions, result.vocab)
+    was_training = model.training
+    model.eval()
+    rows = []
+    try:
+        with torch.no_grad():
+            for b in range(n_batches):
+                cap_idx = rng.choice(ds.n_captions, size=batch_size, replace=False)
+                img_idx = ds.img_of_caption[cap_idx]
+                f, m = region_inputs(ds, img_idx, model.cfg.use_boxes)
+                sel = torch.from_numpy(cap_idx)
+                scores = model.batch_scores(f.to(dev), m.to(dev), {k: v[sel].to(dev) for k, v in text.items()}).cpu()
+                gold = ds.relevance(img_idx, cap_idx)
+                for smp in samplings:
+                    _, d = sam_loss(scores, batch_phi(cider, img_idx, cap_idx), tau=tau, sampling=smp, mode=mode,
+                                    positive_mask=positive_mask_from_ids(torch.from_numpy(img_idx)),
+                                    generator=torch.Generator().manual_seed(seed))
+                    nc = d["neg_c"].numpy()
+                    rows.append(pd.DataFrame({"batch": b, "sampling": smp, "image": img_idx, "caption": cap_idx,
+                                              "negative_caption": cap_idx[nc],
+                                              "margin_t2i": d["margin_t2i"].numpy().astype(float),
+                                              "gold_rel_of_negative": gold[np.arange(batch_size), nc].astype(float)}))
+    finally:
+        model.train(was_training)
+    return pd.concat(rows, ignore_index=True)
+
+
+def summarize_margins(margins: pd.DataFrame) -> pd.DataFrame:
+    """Per sampling: mean and (sample) std of the margin, mean gold relevance of the negative,
+    and the Pearson correlation between margin and that relevance (the tie SAM relies on)."""
+    def corr(g: pd.DataFrame) -> float:
+        return float(np.corrcoef(g.margin_t2i, g.gold_rel_of_negative)[0, 1]) if len(g) > 1 else float("nan")
+
+    out = margins.groupby("sampling").agg(mean_margin=("margin_t2i", "mean"), std_margin=("margin_t2i", "std"),
+                                          mean_gold_rel_of_negative=("gold_rel_of_negative", "mean"))
+    out["corr_margin_gold"] = margins.groupby("sampling")[["margin_t2i", "gold_rel_of_negative"]].apply(corr)
+    return out.reset_index()
 
 
 def teran_grid(configs: Mapping[str, TrainConfig], train_ds: ITMDataset, dev_ds: ITMDataset, test_ds: ITMDataset,

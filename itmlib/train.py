@@ -46,7 +46,7 @@ from tqdm.auto import tqdm
 
 from .config import check_choice, check_positive, resolve_device
 from .data.base import ITMDataset
-from .losses import SAMPLINGS, batch_phi, sam_loss, triplet_loss
+from .losses import SAMPLINGS, batch_phi, phi_index, sam_loss, triplet_loss
 from .losses.triplet import positive_mask_from_ids
 from .metrics import ncs, retrieval_recall
 from .models.vocab import Vocab
@@ -213,10 +213,7 @@ def train(cfg: TrainConfig, train_ds: ITMDataset, dev_ds: ITMDataset, *, dev_rel
         logger.info("resuming %s at epoch %d", folder.name, start)
     cider = None
     if cfg.loss == "sam" and start < cfg.epochs:
-        from .relevance import CiderDIndex, DocumentFrequency
-
-        refs = [[c.lower() for c in train_ds.captions_of(i)] for i in range(train_ds.n_images)]
-        cider = CiderDIndex(refs, [c.lower() for c in train_ds.captions], DocumentFrequency.from_refs(refs))
+        cider = phi_index(train_ds)
     text = model.text_inputs(train_ds.captions, vocab)
     t0 = time.perf_counter()
     ran = 0

@@ -34,3 +34,15 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(scope="session")
 def cache_tmp(tmp_path_factory: pytest.TempPathFactory):
     return tmp_path_factory.mktemp("itm-cache")
+
+
+@pytest.fixture(scope="session")
+def smoke_split(cache_tmp):
+    """``smoke_split(split, n)``: the first n images of a smoke-scale synthetic split (world seed 0), cached once."""
+    import numpy as np
+
+    from itmlib.data import load_dataset
+
+    def make(split: str, n: int):
+        return load_dataset("synthetic", split, scale="smoke", seed=0, data_dir=cache_tmp, progress=False).take(np.arange(n))
+    return make

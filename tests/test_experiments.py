@@ -72,3 +72,68 @@ def test_timed_returns_the_result_and_a_duration():
     from itmlib.experiments import timed
     t, r = timed(lambda: (time.sleep(0.02), 7)[1])
     assert r == 7 and 0.02 <= t < 1.0
+
+
+# --- grid members and SAM margin samples (notebook 04) ---------------------------------------
+
+from itmlib.experiments import grid_member, run_grid, sam_margin_samples, summarize_margins  # noqa: E402
+from itmlib.losses import phi_index  # noqa: E402
+from itmlib.train import TrainConfig, evaluate  # noqa: E402
+
+TINY = dict(epochs=1, batch_size=32, embed_dim=16, word_dim=16, hidden_dim=32)
+
+
+@pytest.fixture(scope="module")
+def tiny(smoke_split):
+    return smoke_split("train", 80), smoke_split("dev", 30)
+
+
+def test_grid_member_gives_back_the_run_grids_model_without_training(tmp_path, tiny):
+    tr, dv = tiny
+    cfgs = {"tau=5 soft +T": TrainConfig(loss="sam", sampling="soft", keep_triplet=True, data="w", **TINY)}
+    runs, _ = run_grid(cfgs, tr, dv, dv, dv.relevance(), fractions=[0.5], seeds=[1], ckpt_dir=str(tmp_path), device="cpu")
+    folders = sorted(p.name for p in tmp_path.iterdir())
+    assert len(folders) == 1 and folders[0].startswith("tau=5_soft_pT-")
+    sub, r = grid_member(cfgs["tau=5 soft +T"], "tau=5 soft +T", tr, dv, fraction=0.5, seed=1, ckpt_dir=str(tmp_path), device="cpu")
+    assert sorted(p.name for p in tmp_path.iterdir()) == folders  # the same checkpoint, nothing retrained
+    assert sub.n_images == runs.train_images[0] == 40 and r.best_epoch == runs.best_epoch[0]
+    assert evaluate(r.model, r.vocab, dv, dv.relevance())["rsum"] == pytest.approx(runs.rsum[0])
+    with pytest.raises(ValueError, match="fraction"):
+        grid_member(cfgs["tau=5 soft +T"], "x", tr, dv, fraction=0.0, ckpt_dir=str(tmp_path))
+
+
+def test_sam_margin_samples_are_eq7_on_the_negative_each_sampling_picks(tmp_path, tiny):
+    tr, dv = tiny
+    _, r = grid_member(TrainConfig(loss="triplet", **TINY), "base", tr, dv, ckpt_dir=str(tmp_path), device="cpu")
+    m = sam_margin_samples(r, tr, tau=2.0, n_batches=2, batch_size=16, seed=3)
+    assert len(m) == 2 * 3 * 16 and set(m.sampling) == {"hard", "soft", "random"}
+    assert m.equals(sam_margin_samples(r, tr, tau=2.0, n_batches=2, batch_size=16, seed=3))  # seeded
+    idx = phi_index(tr)
+    phi_pos = idx.pairs(m.image.to_numpy(), m.caption.to_numpy())
+    phi_neg = idx.pairs(m.image.to_numpy(), m.negative_caption.to_numpy())
+    assert np.allclose(m.margin_t2i, (phi_pos - phi_neg) / 2.0, atol=1e-5)
+    gold = tr.relevance()
+    assert np.allclose(m.gold_rel_of_negative, gold[m.image, m.negative_caption])
+    assert (tr.img_of_caption[m.negative_caption] != m.image).all()  # never a caption of the anchor image
+    sims = r.model.similarity(tr, r.vocab)
+    for (b, smp), g in m.groupby(["batch", "sampling"]):
+        caps = g.caption.to_numpy()
+        for p, neg in zip(g.image, g.negative_caption):
+            others = sims[p, caps[tr.img_of_caption[caps] != p]]
+            if smp == "hard":
+                assert sims[p, neg] == pytest.approx(others.max(), abs=1e-5)
+            elif smp == "soft":
+                assert sims[p, neg] == pytest.approx(others.min(), abs=1e-5)
+    for kw, match in [({"batch_size": 1}, "batch_size"), ({"batch_size": tr.n_captions + 1}, "batch_size"),
+                      ({"tau": 0.0}, "tau"), ({"n_batches": 0}, "n_batches"), ({"samplings": ["closest"]}, "sampling")]:
+        with pytest.raises(ValueError, match=match):
+            sam_margin_samples(r, tr, **kw)
+
+
+def test_summarize_margins_by_hand():
+    m = pd.DataFrame({"sampling": ["a", "a", "b", "b", "b"], "margin_t2i": [0.1, 0.3, 0.2, 0.4, 0.6],
+                      "gold_rel_of_negative": [1.0, 0.0, 0.0, 0.5, 1.0]})
+    s = summarize_margins(m).set_index("sampling")
+    assert s.loc["a", "mean_margin"] == pytest.approx(0.2) and s.loc["a", "std_margin"] == pytest.approx(np.sqrt(0.02))
+    assert s.loc["a", "mean_gold_rel_of_negative"] == pytest.approx(0.5)
+    assert s.loc["a", "corr_margin_gold"] == pytest.approx(-1.0) and s.loc["b", "corr_margin_gold"] == pytest.approx(1.0)

@@ -28,3 +28,16 @@ def test_environment_yml_names_each_dependency_with_its_notebook():
     for dep in ("pytorch", "transformers", "gensim", "pycocoevalcap", "matplotlib", "papermill", "jupyterlab"):
         line = next(ln for ln in env.splitlines() if dep in ln)
         assert "#" in line, f"{dep}: no comment saying which notebook needs it"
+
+
+def test_environment_yml_has_every_pyproject_dependency():
+    import re
+    import tomllib
+
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    env = (ROOT / "environment.yml").read_text().lower().replace("_", "-")
+    conda_name = {"torch": "pytorch"}  # conda-forge spells it differently
+    for dep in deps:
+        name = re.split(r"[<>=!~ \[;]", dep, maxsplit=1)[0].lower().replace("_", "-")
+        assert re.search(rf"^\s*-\s*{re.escape(conda_name.get(name, name))}\b", env, re.M), \
+            f"{name} is in pyproject.toml but not in environment.yml"

@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 import torch
 
-from itmlib.data import load_dataset
 from itmlib.grounding import box_iou, grounding_accuracy, grounding_targets
 from itmlib.models.alignment import POOLINGS, alignment_matrix, pair_score, pool_alignments, score_matrix
 from itmlib.models.teran import TERANConfig, TERANModel, load_text_encoder
@@ -212,8 +211,8 @@ def test_padded_regions_do_not_change_scores():
 # ----- grounding ------------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def small(cache_tmp):
-    return load_dataset("synthetic", "test", scale="smoke", seed=0, data_dir=cache_tmp, progress=False).take(np.arange(30))
+def small(smoke_split):
+    return smoke_split("test", 30)
 
 
 def test_grounding_targets_point_at_the_named_object(small):
@@ -260,9 +259,8 @@ def test_box_iou_by_hand():
 
 # ----- training through the shared loop -------------------------------------------------------------
 
-def test_teran_trains_in_the_shared_loop_and_is_seeded(tmp_path, cache_tmp):
-    tr = load_dataset("synthetic", "train", scale="smoke", seed=0, data_dir=cache_tmp, progress=False).take(np.arange(60))
-    dv = load_dataset("synthetic", "dev", scale="smoke", seed=0, data_dir=cache_tmp, progress=False).take(np.arange(20))
+def test_teran_trains_in_the_shared_loop_and_is_seeded(tmp_path, smoke_split):
+    tr, dv = smoke_split("train", 60), smoke_split("dev", 20)
     cfg = TrainConfig(model="teran", epochs=2, batch_size=32, embed_dim=16, word_dim=8, lr=1e-3,
                       teran={"text_encoder": "gru", "visual_dim": 16, "ff_dim": 32, "heads": 2})
     a = train(cfg, tr, dv, ckpt_dir=tmp_path / "a", device="cpu", progress=False)

@@ -1,20 +1,16 @@
 """The training loop: seeds, checkpoints, resume, selection, bad knobs."""
 
-import numpy as np
 import pytest
 import torch
 
-from itmlib.data import load_dataset
 from itmlib.train import TrainConfig, config_hash, evaluate, train
 
 SMALL = dict(epochs=2, batch_size=32, embed_dim=32, word_dim=32, hidden_dim=64)
 
 
 @pytest.fixture(scope="module")
-def data(cache_tmp):
-    tr = load_dataset("synthetic", "train", scale="smoke", seed=0, data_dir=cache_tmp, progress=False).take(np.arange(120))
-    dv = load_dataset("synthetic", "dev", scale="smoke", seed=0, data_dir=cache_tmp, progress=False).take(np.arange(40))
-    return tr, dv
+def data(smoke_split):
+    return smoke_split("train", 120), smoke_split("dev", 40)
 
 
 def _states_equal(a, b):

@@ -20,7 +20,6 @@ import json
 import logging
 import zipfile
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import scipy.sparse as sp

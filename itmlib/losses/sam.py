@@ -42,10 +42,23 @@ import torch
 from ..config import check_choice, check_positive
 from .triplet import triplet_loss
 
-__all__ = ["SAMPLINGS", "sample_negatives", "sam_loss", "batch_phi"]
+__all__ = ["SAMPLINGS", "sample_negatives", "sam_loss", "batch_phi", "phi_index"]
 
 SAMPLINGS = ("hard", "soft", "random")
 Phi = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+def phi_index(ds):
+    """The CIDEr-D index behind φ of eq. 7 for a training (sub)set ``ds``.
+
+    References G_p: each image's captions; candidates: every caption; document
+    frequencies from this set's own references (so a reduced-data subset gets its
+    own, as the paper's per-subset training implies). Captions are lower-cased.
+    """
+    from ..relevance import CiderDIndex, DocumentFrequency
+
+    refs = [[c.lower() for c in ds.captions_of(i)] for i in range(ds.n_images)]
+    return CiderDIndex(refs, [c.lower() for c in ds.captions], DocumentFrequency.from_refs(refs))
 
 
 def batch_phi(index, img_ids: np.ndarray, cap_ids: np.ndarray) -> Phi:

@@ -80,7 +80,7 @@ def region_spec(rng: np.random.Generator, scene: Scene, cfg: WorldConfig) -> Reg
     lo, hi = cfg.distractor_regions
     n_dist = int(min(rng.integers(lo, hi + 1), cfg.n_regions - n))
     n_part = n_dist // 2
-    n_bg = n_dist - n_part
+    # the other n_dist - n_part distractors are background regions
     r = n + n_dist
     cat = np.full(r, -1)
     cat_w = np.zeros(r, np.float32)

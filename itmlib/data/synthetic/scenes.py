@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .vocab import ACTION_RULES, ACTIONS, CATEGORIES, CATEGORY_INDEX, COLORS, PATTERNS, RELATIONS, SIZES
+from .vocab import ACTION_RULES, ACTIONS, CATEGORIES, COLORS, PATTERNS, RELATIONS, SIZES
 
 __all__ = ["WorldConfig", "Scene", "sample_scene", "spatial_relations"]
 
