@@ -198,7 +198,7 @@ def sam_margin_samples(result: TrainResult, ds: ITMDataset, *, tau: float = 5.0,
     sampling picks the negative caption c_m of every image anchor p, whose margin is
     α = (φ(G_p, c_p) - φ(G_p, c_m)) / τ (eq. 7 as printed names it α_t2i; φ = CIDEr-D of
     :func:`~itmlib.losses.phi_index`, i.e. ``ds``'s own document frequencies). ``ds``
-    must be the set the model was trained on. Returns one row per (batch, sampling,
+    must be the set the model was trained on; the model a VSE one (``model="vse"``). Returns one row per (batch, sampling,
     anchor): batch, sampling, image p, caption c_p, negative_caption c_m, margin_t2i,
     gold_rel_of_negative (``ds.relevance(p, c_m)``, the world's graded relevance).
     """
@@ -207,13 +207,15 @@ def sam_margin_samples(result: TrainResult, ds: ITMDataset, *, tau: float = 5.0,
     from .config import check_positive
     from .losses import batch_phi, phi_index, sam_loss
     from .losses.triplet import positive_mask_from_ids
-    from .models.vse import region_inputs
+    from .models.vse import VSEModel, region_inputs
 
     check_positive("tau", tau)
     check_positive("n_batches", n_batches, integer=True)
     check_positive("batch_size", batch_size, integer=True)
     if not 2 <= batch_size <= ds.n_captions:
         raise ValueError(f"batch_size must be between 2 and the {ds.n_captions} captions of {ds.name}/{ds.split}, got {batch_size}")
+    if not isinstance(result.model, VSEModel):
+        raise ValueError(f"sam_margin_samples needs a VSE model (SAM trains VSE here), got {type(result.model).__name__}")
     model, cider, rng = result.model, phi_index(ds), np.random.default_rng(seed)
     dev = next(model.parameters()).device
     text = model.text_inputs(ds.captions, result.vocab)

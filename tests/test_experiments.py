@@ -128,6 +128,11 @@ def test_sam_margin_samples_are_eq7_on_the_negative_each_sampling_picks(tmp_path
                       ({"tau": 0.0}, "tau"), ({"n_batches": 0}, "n_batches"), ({"samplings": ["closest"]}, "sampling")]:
         with pytest.raises(ValueError, match=match):
             sam_margin_samples(r, tr, **kw)
+    import dataclasses
+
+    import torch
+    with pytest.raises(ValueError, match="VSE model"):
+        sam_margin_samples(dataclasses.replace(r, model=torch.nn.Linear(2, 2)), tr)
 
 
 def test_summarize_margins_by_hand():

@@ -34,7 +34,7 @@ code, differences documented and each pinned by a test:
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 import torch
@@ -42,13 +42,17 @@ import torch
 from ..config import check_choice, check_positive
 from .triplet import triplet_loss
 
+if TYPE_CHECKING:
+    from ..data.base import ITMDataset
+    from ..relevance import CiderDIndex
+
 __all__ = ["SAMPLINGS", "sample_negatives", "sam_loss", "batch_phi", "phi_index"]
 
 SAMPLINGS = ("hard", "soft", "random")
 Phi = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 
-def phi_index(ds):
+def phi_index(ds: "ITMDataset") -> "CiderDIndex":
     """The CIDEr-D index behind φ of eq. 7 for a training (sub)set ``ds``.
 
     References G_p: each image's captions; candidates: every caption; document
