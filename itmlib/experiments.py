@@ -8,7 +8,7 @@ from typing import Any, Callable, Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from .config import check_fraction, get_scale, resolve_device
+from .config import check_choice, check_fraction, check_positive, get_scale, resolve_device
 from .data.base import ITMDataset
 from .train import TrainConfig, TrainResult, evaluate, train
 
@@ -104,7 +104,6 @@ def run_grid(configs: Mapping[str, TrainConfig], train_ds: ITMDataset, dev_ds: I
     returns (test metrics per run, training histories)."""
     rows, hist = [], []
     for f in fractions:
-        check_fraction("fraction", f)
         for s in seeds:
             for name, cfg in configs.items():
                 sub, r = grid_member(cfg, name, train_ds, dev_ds, fraction=f, seed=s, dev_relevance=dev_relevance,
@@ -204,12 +203,14 @@ def sam_margin_samples(result: TrainResult, ds: ITMDataset, *, tau: float = 5.0,
     """
     import torch
 
-    from .config import check_positive
-    from .losses import batch_phi, phi_index, sam_loss
+    from .losses import SAMPLINGS, batch_phi, phi_index, sam_loss
     from .losses.triplet import positive_mask_from_ids
     from .models.vse import VSEModel, region_inputs
 
     check_positive("tau", tau)
+    samplings = list(samplings)
+    for smp in samplings:
+        check_choice("sampling", smp, SAMPLINGS)
     check_positive("n_batches", n_batches, integer=True)
     check_positive("batch_size", batch_size, integer=True)
     if not 2 <= batch_size <= ds.n_captions:
@@ -231,9 +232,9 @@ def sam_margin_samples(result: TrainResult, ds: ITMDataset, *, tau: float = 5.0,
                 sel = torch.from_numpy(cap_idx)
                 scores = model.batch_scores(f.to(dev), m.to(dev), {k: v[sel].to(dev) for k, v in text.items()}).cpu()
                 gold = ds.relevance(img_idx, cap_idx)
+                phi, same = batch_phi(cider, img_idx, cap_idx), positive_mask_from_ids(torch.from_numpy(img_idx))
                 for smp in samplings:
-                    _, d = sam_loss(scores, batch_phi(cider, img_idx, cap_idx), tau=tau, sampling=smp, mode=mode,
-                                    positive_mask=positive_mask_from_ids(torch.from_numpy(img_idx)),
+                    _, d = sam_loss(scores, phi, tau=tau, sampling=smp, mode=mode, positive_mask=same,
                                     generator=torch.Generator().manual_seed(seed))
                     nc = d["neg_c"].numpy()
                     rows.append(pd.DataFrame({"batch": b, "sampling": smp, "image": img_idx, "caption": cap_idx,
