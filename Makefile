@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.itm-installed
 SCALE  ?= smoke
 
-.PHONY: venv course test tables lab clean-runs
+.PHONY: venv course test test-fast lint tables lab clean-runs
 
 venv: $(STAMP)
 
@@ -26,9 +26,17 @@ $(STAMP): pyproject.toml
 course: venv
 	$(PY) -m itmlib.notebooks run --scale $(SCALE) --output-dir runs --results-dir runs/results
 
-# Unit tests plus one papermill test per notebook at the smoke scale.
+# Unit tests plus one papermill test per notebook at the smoke scale (what CI runs).
 test: venv
 	$(PY) -m pytest
+
+# The quick loop: unit tests only, no notebook executed (a few minutes).
+test-fast: venv
+	$(PY) -m pytest -m "not notebook"
+
+# pyflakes (unused or undefined names) and line length over the package, tests, benchmarks and notebooks.
+lint: venv
+	$(VENV)/bin/ruff check itmlib tests benchmarks notebooks
 
 # Regenerate the committed tables in results/ (scale written in each header).
 # Default: the documented CPU scale; on a GPU use `make tables SCALE=full`.

@@ -17,11 +17,10 @@ import numpy as np
 import torch
 
 from itmlib.data import load_dataset
-from itmlib.experiments import vse_config
 from itmlib.losses import batch_phi, phi_index, sam_loss, triplet_loss
-from itmlib.losses.triplet import positive_mask_from_ids
-from itmlib.models.vocab import Vocab
-from itmlib.models.vse import VSEConfig, VSEModel, region_inputs
+from itmlib.models import build_model
+from itmlib.papers.ncs_sam import vse_config
+from itmlib.train import score_batch
 
 
 def main() -> None:
@@ -31,8 +30,6 @@ def main() -> None:
     args = ap.parse_args()
     ds = load_dataset("synthetic", "train", scale=args.scale, progress=False)
     cfg = vse_config(args.scale)
-    vocab = Vocab.build(ds.captions)
-    tokens, lengths = vocab.encode(ds.captions)
     t = time.perf_counter()
     cider = phi_index(ds)
     print(f"{args.scale}: {ds.n_images} training images; CIDEr-D index built once in {time.perf_counter() - t:.1f} s")
@@ -41,16 +38,13 @@ def main() -> None:
     res = {}
     for name in ("triplet", "sam"):
         torch.manual_seed(0)
-        model = VSEModel(VSEConfig(ds.regions.shape[2], len(vocab), cfg.embed_dim, cfg.word_dim, cfg.hidden_dim))
+        model, vocab = build_model(cfg.model, ds)
+        text = model.text_inputs(ds.captions, vocab)
         opt = torch.optim.Adam(model.parameters(), 1e-3)
         times = []
         for cap_idx in batches:
             t = time.perf_counter()
-            img_idx = ds.img_of_caption[cap_idx]
-            f, m = region_inputs(ds, img_idx)
-            tok = tokens[cap_idx][:, : int(lengths[cap_idx].max())]
-            scores = model.encode_image(f, m) @ model.encode_text(tok, lengths[cap_idx]).T
-            same = positive_mask_from_ids(torch.from_numpy(img_idx))
+            scores, same, img_idx = score_batch(model, ds, text, cap_idx)   # the training loop's own step
             if name == "triplet":
                 loss = triplet_loss(scores, 0.2, True, same)
             else:

@@ -28,7 +28,8 @@ import numpy as np
 import torch
 
 from itmlib.config import resolve_device
-from itmlib.experiments import query_times, timed
+from itmlib.papers.teran import query_times
+from itmlib.timing import timed
 from itmlib.models.alignment import POOLINGS, score_matrix
 
 

@@ -1,13 +1,28 @@
 """itmlib: the small, tested package behind the itm-course notebooks.
 
-Modules, one job each:
+Layers, bottom up (a module imports only from layers below it):
 
-- :mod:`itmlib.config`   seeds, devices, named scales and parameter checks
-- :mod:`itmlib.paths`    repo-root-relative path resolution (cwd never matters)
-- :mod:`itmlib.results`  the one table writer every notebook uses
-- :mod:`itmlib.paper_numbers` the papers' reported numbers, transcribed once
-- :mod:`itmlib.data`     synthetic world, real COCO text, SCAN/VSE precomp features
-- :mod:`itmlib.notebooks` papermill runner used by ``make course`` and the tests
+- :mod:`itmlib.config`, :mod:`itmlib.paths`, :mod:`itmlib.timing` - seeds, devices, named
+  scales and checks; repo-root-relative paths; GPU-synchronised timing
+- :mod:`itmlib.data` - one dataset interface: the synthetic world (``data.synthetic``),
+  real COCO text (``data.coco``), SCAN/VSE features (``data.precomp``), model inputs
+  (``data.inputs``), many-to-many statistics (``data.stats``)
+- :mod:`itmlib.relevance` - CIDEr-D, ROUGE-L, scene-graph F1 relevance matrices (cached)
+- :mod:`itmlib.metrics` - Recall, Semantic Recall, NCS, NDCG, mAP@R, the COCO 1k protocol
+- :mod:`itmlib.agreement`, :mod:`itmlib.retrievers`, :mod:`itmlib.text_encoders` -
+  relevance vs human judgements, training-free retrievers, the offline MiniLM encoder
+- :mod:`itmlib.models` - the model interface (``ITMModel``), typed configs, VSE++, TERAN,
+  alignment pooling; :mod:`itmlib.losses` - triplet (eq. 6) and SAM (eq. 7)
+- :mod:`itmlib.train` - the one training loop and batch step; :mod:`itmlib.grid` - grids
+  over configs x fractions x seeds; :mod:`itmlib.grounding` - measured word grounding
+- :mod:`itmlib.paper_numbers` - the papers' numbers (CSV) and claims (YAML), transcribed
+  once; :mod:`itmlib.claims` reads the claims; :mod:`itmlib.verdicts` - seed statistics
+  and the one rule that judges a claim
+- :mod:`itmlib.papers` - one module per paper (``ncs_sam``, ``teran``; ``ssamt`` and
+  ``neighborhoods`` to come): its configs, analyses and joins to the paper's tables
+- :mod:`itmlib.params`, :mod:`itmlib.results`, :mod:`itmlib.findings`, :mod:`itmlib.viz`,
+  :mod:`itmlib.notebooks` - a notebook's parameters checked in one place, its tables
+  written, its "What we found" section, its plots, and the papermill runner
 """
 
 __version__ = "0.1.0"

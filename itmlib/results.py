@@ -155,28 +155,40 @@ class Run:
 
 def start_run(
     notebook: str,
+    namespace: dict[str, Any] | None = None,
     *,
-    dataset: str,
-    scale: str,
-    seed: int,
+    dataset: str = "synthetic",
+    scale: str = "smoke",
+    seed: int = 0,
     device: str = "auto",
     results_dir: str | os.PathLike[str] = "runs/results",
     datasets: tuple[str, ...] = ("synthetic", "coco", "precomp"),
     log_level: int = logging.INFO,
     **params: Any,
 ) -> Run:
-    """Validate a notebook's common parameters, seed everything, set up logging.
+    """Validate a notebook's parameters, seed everything, set up logging.
 
-    Relative ``results_dir`` is resolved against the repository root, so the
-    notebook behaves the same whether papermill runs from the root or from
-    ``notebooks/``.
+    In a notebook: ``run = start_run("04_sam", globals(), datasets=("synthetic",))``. With
+    ``namespace`` every parameter declared in the notebook's ``parameters`` cell is read from
+    it, coerced to its declared type and checked (:func:`itmlib.params.validate_parameters`),
+    and written back (so ``-p fractions "[0.05]"`` arrives as a list). Relative
+    ``results_dir`` is resolved against the repository root, so the notebook behaves the
+    same whether papermill runs from the root or from ``notebooks/``.
     """
+    if namespace is not None:
+        from .params import validate_parameters
+
+        values = validate_parameters(notebook, namespace)
+        namespace.update(values)
+        common = ("dataset", "scale", "seed", "device", "results_dir")
+        dataset, scale, seed, device, results_dir = (values[k] for k in common)
+        params = {k: v for k, v in values.items() if k not in common} | params
     check_choice("dataset", dataset, datasets)
     get_scale(scale)  # validates the name
     set_seed(seed)
-    dev = resolve_device(device)
+    device_name = resolve_device(device)
     out = resolve_path(results_dir)
-    run = Run(notebook, dataset, scale, int(seed), dev, out, dict(params))
+    run = Run(notebook, dataset, scale, int(seed), device_name, out, dict(params))
     run.table_dir.mkdir(parents=True, exist_ok=True)
     log_path = run.table_dir / "run.log"
     itm_logger = logging.getLogger("itmlib")
@@ -190,5 +202,5 @@ def start_run(
     fh.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     itm_logger.addHandler(fh)
     itm_logger.info("run %s: dataset=%s scale=%s seed=%s device=%s results_dir=%s params=%s",
-                    notebook, dataset, scale, seed, dev, out, params)
+                    notebook, dataset, scale, seed, device_name, out, params)
     return run

@@ -1,11 +1,11 @@
 """One training loop for every notebook: seeded, resumable, selecting the best epoch on dev.
 
-``train(cfg, train_ds, dev_ds, ...)`` trains a :class:`~itmlib.models.vse.VSEModel`
-(``model="vse"``) with the triplet loss (VSE++) or SAM, or a
-:class:`~itmlib.models.teran.TERANModel` (``model="teran"``, options in
-``cfg.teran``) with the VSE++ hinge on its pooled alignment scores. Both models
-offer ``text_inputs``, ``batch_scores`` and ``similarity``; the loop sees only
-those. What makes runs reproducible and resumable:
+``train(cfg, train_ds, dev_ds, ...)`` trains the model of ``cfg.model`` - a typed
+:class:`~itmlib.models.vse.VSEConfig` (VSE++) or :class:`~itmlib.models.teran.TERANConfig`
+(TERAN, the VSE++ hinge on its pooled alignment scores) - with the triplet loss (eq. 6)
+or SAM (eq. 7). Every model satisfies :class:`~itmlib.models.ITMModel` (``text_inputs``,
+``batch_scores``, ``similarity``); one batch step, :func:`score_batch`, feeds the loop,
+the SAM margin analysis and the benchmarks. What makes runs reproducible and resumable:
 
 * every epoch reseeds torch and numpy from ``(seed, epoch)``, so the shuffle,
   the random negatives and dropout of epoch e do not depend on how the run got
@@ -35,9 +35,9 @@ import json
 import logging
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Union
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -49,21 +49,22 @@ from .data.base import ITMDataset
 from .losses import SAMPLINGS, batch_phi, phi_index, sam_loss, triplet_loss
 from .losses.triplet import positive_mask_from_ids
 from .metrics import ncs, retrieval_recall
+from .data.inputs import region_inputs
+from .models import ITMModel, ModelConfig, VSEConfig, build_model, check_model_config
 from .models.vocab import Vocab
-from .models.vse import VSEConfig, VSEModel, region_inputs
-
-if TYPE_CHECKING:
-    from .models.teran import TERANModel
 from .paths import resolve_path
 
-__all__ = ["TrainConfig", "TrainResult", "train", "evaluate", "config_hash"]
+__all__ = ["TrainConfig", "TrainResult", "train", "evaluate", "config_hash", "score_batch"]
 
 logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """Everything that determines a training run (its hash names the checkpoint)."""
+    """Everything that determines a training run (its hash names the checkpoint).
+
+    ``model`` is the typed config of the model trained (:class:`~itmlib.models.vse.VSEConfig`
+    or :class:`~itmlib.models.teran.TERANConfig`); the rest is the loss and the optimiser."""
 
     loss: str = "triplet"            # "triplet" (VSE++) or "sam"
     margin: float = 0.2
@@ -78,23 +79,13 @@ class TrainConfig:
     lr: float = 1e-3                 # VSE++/CVSE use 2e-4 at 1024-d; chosen on the baseline's dev split before any SAM run
     lr_decay_epochs: int = 15
     grad_clip: float = 2.0
-    embed_dim: int = 128
-    word_dim: int = 128
-    hidden_dim: int = 256
     select_by: str = "rsum"          # "rsum" or "nsum" (needs dev_relevance)
     seed: int = 0
     data: str = ""                   # a description of the training data (part of the hash)
-    model: str = "vse"               # "vse" or "teran"
-    teran: dict[str, Any] | None = None  # TERANConfig fields for model="teran" (pooling, text_encoder, ...)
+    model: ModelConfig = field(default_factory=VSEConfig)
 
     def __post_init__(self) -> None:
-        check_choice("model", self.model, ("vse", "teran"))
-        if self.model == "teran":
-            from .models.teran import TERANConfig
-
-            TERANConfig(region_dim=1, vocab_size=3, **(self.teran or {}))  # validates the options now
-        elif self.teran:
-            raise ValueError("teran options are only for model='teran'")
+        check_model_config(self.model)
         check_choice("loss", self.loss, ("triplet", "sam"))
         check_choice("sampling", self.sampling, SAMPLINGS)
         check_choice("sam_mode", self.sam_mode, ("paper", "reference"))
@@ -102,20 +93,22 @@ class TrainConfig:
         check_positive("tau", self.tau)
         if self.warmup_epochs < 0:
             raise ValueError(f"warmup_epochs must be >= 0, got {self.warmup_epochs}")
-        for f in ("epochs", "batch_size", "lr_decay_epochs", "embed_dim", "word_dim", "hidden_dim"):
+        for f in ("epochs", "batch_size", "lr_decay_epochs"):
             check_positive(f, getattr(self, f), integer=True)
         check_positive("lr", self.lr)
         check_positive("grad_clip", self.grad_clip)
         if self.batch_size < 2:
             raise ValueError(f"batch_size must be >= 2 (negatives come from the batch), got {self.batch_size}")
 
+    def with_model(self, **fields: Any) -> "TrainConfig":
+        """This config with some fields of its model config replaced (e.g. ``pooling="mwsr"``)."""
+        return dataclasses.replace(self, model=dataclasses.replace(self.model, **fields))
+
 
 def config_dict(cfg: TrainConfig) -> dict[str, Any]:
-    """The config as stored in checkpoints and hashed; the fields added for TERAN are left out
-    of VSE configs, so VSE checkpoints written before them stay valid."""
+    """The config as stored in checkpoints and hashed: the model config nested with its kind."""
     d = dataclasses.asdict(cfg)
-    if d["model"] == "vse" and d["teran"] is None:
-        del d["model"], d["teran"]
+    d["model"] = {"kind": cfg.model.kind, **d["model"]}
     return d
 
 
@@ -123,12 +116,9 @@ def config_hash(cfg: TrainConfig) -> str:
     return hashlib.sha256(json.dumps(config_dict(cfg), sort_keys=True).encode()).hexdigest()[:16]
 
 
-Model = Union[VSEModel, "TERANModel"]
-
-
 @dataclass
 class TrainResult:
-    model: Model
+    model: ITMModel
     vocab: Vocab
     history: pd.DataFrame
     best_epoch: int
@@ -136,7 +126,7 @@ class TrainResult:
     seconds: float
 
 
-def evaluate(model: Model, vocab: Vocab, ds: ITMDataset, relevance: np.ndarray | None = None,
+def evaluate(model: ITMModel, vocab: Vocab, ds: ITMDataset, relevance: np.ndarray | None = None,
              device: str = "cpu", sims: np.ndarray | None = None) -> dict[str, float]:
     """Recall (R^V, both ways) and, with ``relevance``, NCS with and without GT items.
 
@@ -155,17 +145,21 @@ def _epoch_seed(seed: int, epoch: int) -> int:
     return int(np.random.SeedSequence([seed, epoch + 1, 0x7EA1]).generate_state(1)[0])
 
 
-def _build(cfg: TrainConfig, train_ds: ITMDataset, vocab_words: list[str] | None) -> tuple[Model, Vocab]:
-    vocab = Vocab(vocab_words) if vocab_words is not None else Vocab.build(train_ds.captions)
-    if cfg.model == "teran":
-        from .models.teran import TERANConfig, TERANModel
+def score_batch(model: ITMModel, ds: ITMDataset, text: dict[str, torch.Tensor], cap_idx: np.ndarray,
+                device: str = "cpu") -> tuple[torch.Tensor, torch.Tensor, np.ndarray]:
+    """One batch step's forward pass, shared by :func:`train`, the SAM margin analysis and the benchmarks.
 
-        tcfg = TERANConfig(region_dim=train_ds.regions.shape[2], vocab_size=len(vocab), embed_dim=cfg.embed_dim,
-                           word_dim=cfg.word_dim, use_boxes=train_ds.boxes is not None, **(cfg.teran or {}))
-        return TERANModel(tcfg, vocab), vocab
-    model = VSEModel(VSEConfig(region_dim=train_ds.regions.shape[2], vocab_size=len(vocab), embed_dim=cfg.embed_dim,
-                               word_dim=cfg.word_dim, hidden_dim=cfg.hidden_dim, use_boxes=train_ds.boxes is not None))
-    return model, vocab
+    Captions ``cap_idx`` of ``ds`` with their images ``img_idx``: returns the
+    (B, B) scores S[i, j] = s(image of caption i, caption j) of ``model.batch_scores``,
+    the positive mask P[i, j] = (img_idx[i] == img_idx[j]) (same-image pairs are never
+    negatives) and ``img_idx``. ``text`` is ``model.text_inputs`` of all of ``ds.captions``.
+    """
+    img_idx = ds.img_of_caption[cap_idx]
+    f, m = region_inputs(ds, img_idx, model.cfg.use_boxes)
+    sel = torch.from_numpy(np.asarray(cap_idx))
+    scores = model.batch_scores(f.to(device), m.to(device), {k: v[sel].to(device) for k, v in text.items()})
+    same = positive_mask_from_ids(torch.from_numpy(img_idx)).to(device)
+    return scores, same, img_idx
 
 
 def _load(path: Path) -> dict[str, Any]:
@@ -189,15 +183,15 @@ def train(cfg: TrainConfig, train_ds: ITMDataset, dev_ds: ITMDataset, *, dev_rel
         raise ValueError("select_by='nsum' needs dev_relevance (an (n_images, n_captions) relevance matrix of dev)")
     if train_ds.regions.shape[1] == 0:
         raise ValueError(f"{train_ds.name}/{train_ds.split} has no image features to train on")
-    dev = resolve_device(device)
+    device = resolve_device(device)
     folder = resolve_path(ckpt_dir) / f"{name}-{config_hash(cfg)}"
     folder.mkdir(parents=True, exist_ok=True)
     last, best = folder / "last.pt", folder / "best.pt"
     (folder / "config.json").write_text(json.dumps(config_dict(cfg), indent=1, sort_keys=True))
     state = _load(last) if last.is_file() else None
     torch.manual_seed(_epoch_seed(cfg.seed, -1))  # the initial weights
-    model, vocab = _build(cfg, train_ds, state["vocab"] if state else None)
-    model.to(dev)
+    model, vocab = build_model(cfg.model, train_ds, Vocab(state["vocab"]) if state else None)
+    model.to(device)
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
     sched = torch.optim.lr_scheduler.StepLR(opt, step_size=cfg.lr_decay_epochs, gamma=0.1)
     history: list[dict[str, float]] = []
@@ -232,11 +226,7 @@ def train(cfg: TrainConfig, train_ds: ITMDataset, dev_ds: ITMDataset, *, dev_rel
             cap_idx = order[s:s + cfg.batch_size]
             if cap_idx.size < 2:
                 continue
-            img_idx = train_ds.img_of_caption[cap_idx]
-            f, m = region_inputs(train_ds, img_idx, model.cfg.use_boxes)
-            sel_idx = torch.from_numpy(cap_idx)
-            scores = model.batch_scores(f.to(dev), m.to(dev), {k: v[sel_idx].to(dev) for k, v in text.items()})
-            same = positive_mask_from_ids(torch.from_numpy(img_idx)).to(dev)
+            scores, same, img_idx = score_batch(model, train_ds, text, cap_idx, device)
             hardest = cfg.max_violation and epoch >= cfg.warmup_epochs
             if cfg.loss == "triplet":
                 loss = triplet_loss(scores, cfg.margin, hardest, same)
@@ -250,7 +240,7 @@ def train(cfg: TrainConfig, train_ds: ITMDataset, dev_ds: ITMDataset, *, dev_rel
             opt.step()
             losses.append(float(loss.detach()))
         sched.step()
-        scores_dev = evaluate(model, vocab, dev_ds, dev_relevance, dev)
+        scores_dev = evaluate(model, vocab, dev_ds, dev_relevance, device)
         sel = scores_dev["rsum"] if cfg.select_by == "rsum" else scores_dev["nsum"]
         history.append({"epoch": epoch + 1, "loss": float(np.mean(losses)) if losses else 0.0,
                         **{f"dev_{k}": v for k, v in scores_dev.items()}})

@@ -99,11 +99,11 @@ def test_semantic_recall_by_hand():
     # without GT: image 0 retrieves c3 first, its most relevant non-GT caption is c2; image 1 retrieves
     # c1 first, its most relevant non-GT caption is c0
     sr = semantic_recall(SIM2, REL2, IOC2, k=1, m=1)
-    assert sr["i2t"] == 0.0
+    assert sr["i2t_sr1"] == 0.0
     i2t = {"directions": ("i2t",)}  # the t2i gallery without the GT image has 1 item: K=2 would not fit
-    assert semantic_recall(SIM2, REL2, IOC2, k=2, m=1, **i2t)["i2t"] == 100.0
-    assert semantic_recall(SIM2, REL2, IOC2, k=1, m=2, kind="first_hit", **i2t)["i2t"] == 100.0
-    assert semantic_recall(SIM2, REL2, IOC2, k=1, m=2, **i2t)["i2t"] == 50.0
+    assert semantic_recall(SIM2, REL2, IOC2, k=2, m=1, **i2t) == {"i2t_sr2": 100.0}
+    assert semantic_recall(SIM2, REL2, IOC2, k=1, m=2, kind="first_hit", **i2t)["i2t_sr1"] == 100.0
+    assert semantic_recall(SIM2, REL2, IOC2, k=1, m=2, **i2t)["i2t_sr1"] == 50.0
     with pytest.raises(ValueError, match="larger than"):
         semantic_recall(SIM2, REL2, IOC2, k=2, m=1)
 
@@ -113,8 +113,8 @@ def test_semantic_recall_falls_while_hit_recall_rises_with_m():
     ioc = np.repeat(np.arange(50), 5)
     rel = rng.random((50, 250))
     sims = rel + 0.6 * rng.standard_normal((50, 250))
-    ir = [semantic_recall(sims, rel, ioc, k=5, m=m)["i2t"] for m in (1, 5, 20)]
-    hit = [semantic_recall(sims, rel, ioc, k=5, m=m, kind="first_hit")["i2t"] for m in (1, 5, 20)]
+    ir = [semantic_recall(sims, rel, ioc, k=5, m=m)["i2t_sr5"] for m in (1, 5, 20)]
+    hit = [semantic_recall(sims, rel, ioc, k=5, m=m, kind="first_hit")["i2t_sr5"] for m in (1, 5, 20)]
     assert hit[0] <= hit[1] <= hit[2]
     assert ir[2] < hit[2]
 
@@ -127,11 +127,13 @@ def test_ndcg_by_hand_with_teran_quirks():
     sims[0] = [0.1, 0.9, 0.5, 0.0]  # ranks c1 (.5), c2 (0), c0 (1.0)
     dcg = (2 ** 0.5 - 1) / 1 + 0 / np.log2(3) + 1 / np.log2(4)
     idcg = 1 / 1 + (2 ** 0.5 - 1) / np.log2(3)
-    assert ndcg(sims, rel, ioc, p=3)["i2t"] == pytest.approx(dcg / idcg)  # zero-NDCG queries left out
-    assert ndcg(sims, rel, ioc, p=3, exclude_zero=False)["i2t"] == pytest.approx(dcg / idcg / 4)
+    # percent, like every metric (TERAN prints the fraction)
+    assert ndcg(sims, rel, ioc, k=3)["i2t_ndcg3"] == pytest.approx(100 * dcg / idcg)  # zero-NDCG queries left out
+    assert ndcg(sims, rel, ioc, k=3, exclude_zero=False)["i2t_ndcg3"] == pytest.approx(100 * dcg / idcg / 4)
     lin = (0.5 + 1.0 / 2) / (1.0 + 0.5 / np.log2(3))
-    assert ndcg(sims, rel, ioc, p=3, gain="linear")["i2t"] == pytest.approx(lin)
-    assert ndcg(rel, rel, ioc, p=3)["i2t"] == 1.0
+    assert ndcg(sims, rel, ioc, k=3, gain="linear")["i2t_ndcg3"] == pytest.approx(100 * lin)
+    assert ndcg(rel, rel, ioc, k=3)["i2t_ndcg3"] == 100.0
+    assert set(ndcg(rel, rel, ioc, k=3)) == {"i2t_ndcg3", "t2i_ndcg3"}
 
 
 def test_map_at_r_by_hand():
@@ -140,7 +142,7 @@ def test_map_at_r_by_hand():
     sims = np.array([[0.2, 0.3, 0.9]])  # ranks c2 (pos), c1, c0 (pos); R = 2
     m = map_at_r(sims, pos, ioc)
     assert m["i2t_map_at_r"] == pytest.approx(50.0) and m["i2t_r_precision"] == pytest.approx(50.0)
-    assert r_precision(sims, pos, ioc)["i2t"] == pytest.approx(50.0)
+    assert r_precision(sims, pos, ioc)["i2t_r_precision"] == pytest.approx(50.0)
 
 
 def test_map_at_r_matches_eccv_caption():
@@ -177,7 +179,7 @@ def test_coco_1k_is_the_mean_of_five_folds():
 
 @pytest.mark.parametrize("fn", [lambda s, i: retrieval_recall(s, i, ks=(1,)),
                                 lambda s, i: ncs(s, np.ones(s.shape) if s.ndim == 2 else s, i, ks=(1,)),
-                                lambda s, i: ndcg(s, np.ones(s.shape) if s.ndim == 2 else s, i, p=1)])
+                                lambda s, i: ndcg(s, np.ones(s.shape) if s.ndim == 2 else s, i, k=1)])
 def test_bad_input(fn):
     with pytest.raises(ValueError, match="2-D"):
         fn(np.zeros(6), IOC)
@@ -197,7 +199,7 @@ def test_k_larger_than_gallery():
     with pytest.raises(ValueError, match="larger than"):
         ncs(SIM2, REL2, IOC2, ks=(3,), include_gt=False)
     with pytest.raises(ValueError, match="larger than"):
-        ndcg(SIM2, REL2, IOC2, p=25)
+        ndcg(SIM2, REL2, IOC2, k=25)
     with pytest.raises(ValueError, match="relevance must have the shape"):
         ncs(SIM2, REL2[:, :3], IOC2, ks=(1,))
     with pytest.raises(ValueError, match="mode must be one of"):

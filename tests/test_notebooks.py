@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -78,6 +79,61 @@ def test_notebook_runs_headless_at_smoke_scale(path: Path, tmp_path: Path):
         assert (out / name).with_suffix(".md").is_file()
     executed = json.loads((tmp_path / path.name).read_text())
     assert any(c.get("outputs") for c in executed["cells"] if c["cell_type"] == "code")
+    SMOKE_CHECKS[path.stem](lambda t: read_table(out / f"{t}.csv")[1])
+
+
+# Chance Rsum on the 200-image smoke test (1,000 captions): i2t R@1/5/10 about 0.5/2.5/4.9,
+# t2i 0.5/2.5/5.0 - about 16 in all. A trained model must beat it by a wide margin.
+CHANCE_RSUM = 16.0
+
+
+def _check_00(t):
+    m = t("synthetic_many_to_many").set_index("statistic").ours.astype(float)
+    assert m["share of captions fully describing >= 1 other image"] > 0.2   # the many-to-many premise
+
+
+def _check_01(t):
+    claims = t("claims")
+    assert len(claims) == 5 and claims.verdict.str.startswith("holds").all(), claims.verdict
+    fig1 = t("figure1_thought_experiment").set_index("method")
+    assert (fig1["i2t R^V@5"] == 100).all()                                # a perfect R^V ranking is 100
+    assert fig1.filter(like="B:", axis=0)["i2t NCS@5 (paper eq. 5)"].iloc[0] > 99
+
+
+def _check_02(t):
+    claims = t("claims")
+    assert len(claims) == 9 and not claims.verdict.str.startswith("not run").any(), claims.verdict
+    t1 = t("table1_human_agreement_coco")
+    assert t1.pearson_all.between(-1, 1).all() and (t1.set_index("metric").loc["CIDEr-D", "pearson_all"] > 0.3).all()
+
+
+def _check_03(t):
+    assert t("baseline").rsum.iloc[0] > 10 * CHANCE_RSUM
+
+
+def _check_04(t):
+    t45 = t("tables4_5_ablation")
+    assert t45[t45.sampling == "VSE++ baseline"].rsum.iloc[0] > 10 * CHANCE_RSUM
+    assert len(t("claims")) == 6
+
+
+def _check_05(t):
+    table = t("table2_reduced_data")
+    assert (table[table.method == "VSE++"].rsum > 5 * CHANCE_RSUM).all(), table.rsum
+    assert len(t("claims")) == 7
+
+
+def _check_08(t):
+    table = t("table1_4_teran").set_index("method")
+    assert table.loc["TERAN mrsw", "rsum"] > 5 * CHANCE_RSUM
+    assert table.loc["TERAN mrsw", "grounding"] > 3 * table.loc["TERAN mrsw", "grounding_chance"]
+    assert 0 < table.loc["TERAN mrsw", "t2i_ndcg_rouge"] <= 100                    # NDCG in percent
+    assert len(t("claims")) == 11
+
+
+SMOKE_CHECKS = {"00_data_tour": _check_00, "01_recall_metrics": _check_01, "02_semantic_metrics": _check_02,
+                "03_vse_baseline": _check_03, "04_sam": _check_04, "05_sam_reduced_data": _check_05,
+                "08_teran": _check_08}
 
 
 @pytest.mark.notebook
@@ -130,3 +186,110 @@ def test_no_run_log_is_committed_under_results():
     assert not [t for t in tracked if t.endswith(".log")], "a run log is committed under results/"
     probe = subprocess.run(["git", "check-ignore", "-q", "results/04_sam/run.log"], cwd=root)
     assert probe.returncode == 0, ".gitignore does not ignore results/<notebook>/run.log"
+
+
+# --- claims as data, "What we found", parameters ------------------------------------------------
+
+def _code_cells(path: Path) -> list[str]:
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    return ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"]
+
+
+def _paper_numbers() -> set[float]:
+    import csv
+    from importlib import resources
+
+    out = set()
+    for f in resources.files("itmlib.paper_numbers").iterdir():
+        if f.name.endswith(".csv"):
+            for row in csv.reader(f.read_text(encoding="utf-8").splitlines()[1:]):
+                for cell in row:
+                    try:
+                        out.add(float(cell))
+                    except ValueError:
+                        pass
+    return out
+
+
+def _looks_like_a_reported_number(literal: str) -> bool:
+    """A decimal literal with 3+ significant digits or 2+ decimals (65.0, 57.5, 0.734, 0.12): how the
+    papers print results. Integers (sizes, seeds) and plotting sizes such as 3.2 are not."""
+    if "." not in literal or "j" in literal.lower() or "e" in literal.lower():
+        return False
+    whole, frac = literal.replace("_", "").split(".")
+    digits = (whole + frac).lstrip("0")
+    return len(digits) >= 3 or len(frac) >= 2
+
+
+#: knob values that also occur in the paper tables (tau 3/5/10, fractions, the 0.2 margin, seeds, counts)
+KNOBS = {0.0, 0.05, 0.1, 0.2, 0.25, 0.5, 0.75, 0.9, 0.99, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0}
+
+
+@pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
+def test_no_code_cell_types_a_paper_number_or_a_claim(path: Path):
+    """Paper numbers live in itmlib/paper_numbers/*.csv and claims in claims_*.yaml: a notebook reads them."""
+    import io
+    import re
+    import tokenize
+
+    from itmlib.claims import CLAIM_FILES, load_claims
+
+    numbers = _paper_numbers() - KNOBS
+    claim_texts = {c.claim for p in CLAIM_FILES for c in load_claims(p)}
+    for src in _code_cells(path):
+        for tok in tokenize.generate_tokens(io.StringIO(src).readline):
+            if tok.type == tokenize.NUMBER and _looks_like_a_reported_number(tok.string):
+                value = float(tok.string.replace("_", ""))
+                assert value not in numbers, f"{path.name}: code types the paper number {tok.string} (line {tok.line.strip()!r})"
+            if tok.type == tokenize.STRING:
+                assert not re.search(r"\d+\.\d+\s*(/\s*\d+\.\d+)?\s+vs\.?\s+\d", tok.string), \
+                    f"{path.name}: a 'paper vs paper' number string in code: {tok.string[:80]}"
+                assert not any(t in tok.string for t in claim_texts), f"{path.name}: a claim typed in code: {tok.string[:80]}"
+
+
+def test_the_number_check_would_catch_a_typed_paper_number():
+    numbers = _paper_numbers()
+    assert {65.0, 57.5, 0.734, 303.2, 0.12} <= numbers      # TERAN, NCS Table 1 and 2, query times
+    assert all(map(_looks_like_a_reported_number, ["65.0", "57.5", "0.734", "303.2", "0.12", "519.8"]))
+    assert not any(map(_looks_like_a_reported_number, ["3.2", "0.5", "1000", "5", "2.8"]))
+
+
+@pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
+def test_every_notebook_ends_with_what_we_found(path: Path):
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    cells = nb["cells"]
+    heads = [i for i, c in enumerate(cells) if c["cell_type"] == "markdown" and "".join(c["source"]).startswith("## What we found")]
+    assert len(heads) == 1, f"{path.name}: needs exactly one '## What we found' section"
+    tail = cells[heads[0]:]
+    assert tail[-1]["cell_type"] == "markdown", f"{path.name}: ends on a code cell, not on the discussion"
+    prose = "".join(tail[-1]["source"])
+    for part in ("What holds", "Knobs to turn"):
+        assert part in prose, f"{path.name}: the discussion lacks '{part}'"
+    assert any("show_findings(" in "".join(c["source"]) for c in tail if c["cell_type"] == "code"), \
+        f"{path.name}: 'What we found' does not show this run's and the committed tables"
+
+
+@pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
+def test_parameters_are_validated_in_one_place(path: Path):
+    """Every notebook hands its parameters to start_run(..., globals()), which checks them all
+    (itmlib.params); no notebook repeats the checks."""
+    cells = _code_cells(path)
+    assert any(f'start_run("{path.stem}", globals()' in c for c in cells), path.name
+    assert not any(re.search(r"\bcheck_(choice|positive|fraction)\(", c) for c in cells[1:]), path.name
+
+
+@pytest.mark.parametrize("pooling", ["mrsw", "mwsr", "symm", "mravgw"])
+def test_teran_claims_are_all_judged_whatever_the_main_pooling(pooling):
+    """Before claims became data, notebook 08 looked up the fixed name "TERAN mrsw": with
+    `-p pooling mwsr` that model was not trained and 10 of its 11 claims vanished."""
+    import pandas as pd
+
+    from itmlib.papers.teran import comparison_configs, teran_config
+    from itmlib.verdicts import judge_claims
+
+    names = list(comparison_configs(teran_config("medium", pooling=pooling), "medium")) + \
+        ["TERN (global) mrsw Test"]
+    runs = pd.DataFrame([{"method": n, "seed": s, "rsum": 1.0 + i + s, "t2i_r1": 1.0 + i, "i2t_r1": 2.0 + i * s,
+                          "t2i_ndcg_rouge": 50.0 + s, "grounding": 10.0 * i} for i, n in enumerate(names) for s in (0, 1)])
+    table = judge_claims("08_teran", runs)
+    assert len(table) == 11 and not table.verdict.str.startswith("not run").any(), table[["id", "verdict"]]

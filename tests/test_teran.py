@@ -151,11 +151,13 @@ def test_bad_teran_options():
     with pytest.raises(ValueError, match="divisible"):
         TERANConfig(region_dim=6, embed_dim=10, heads=4)
     with pytest.raises(ValueError, match="vocab"):
-        TERANConfig(region_dim=6, text_encoder="gru")
+        TERANModel(TERANConfig(region_dim=6, text_encoder="gru"))
+    with pytest.raises(ValueError, match="region_dim"):
+        TERANModel(TERANConfig())          # sizes come from the data: build_model fills them in
     with pytest.raises(ValueError, match="pooling"):
-        TrainConfig(model="teran", teran={"pooling": "nope"})
-    with pytest.raises(ValueError, match="only for model='teran'"):
-        TrainConfig(teran={"pooling": "mrsw"})
+        TrainConfig(model=TERANConfig(pooling="nope"))
+    with pytest.raises(ValueError, match="VSEConfig or TERANConfig"):
+        TrainConfig(model={"pooling": "mrsw"})
 
 
 def test_shared_weights_share_the_last_layers():
@@ -261,8 +263,8 @@ def test_box_iou_by_hand():
 
 def test_teran_trains_in_the_shared_loop_and_is_seeded(tmp_path, smoke_split):
     tr, dv = smoke_split("train", 60), smoke_split("dev", 20)
-    cfg = TrainConfig(model="teran", epochs=2, batch_size=32, embed_dim=16, word_dim=8, lr=1e-3,
-                      teran={"text_encoder": "gru", "visual_dim": 16, "ff_dim": 32, "heads": 2})
+    cfg = TrainConfig(epochs=2, batch_size=32, lr=1e-3, model=TERANConfig(
+        embed_dim=16, word_dim=8, text_encoder="gru", visual_dim=16, ff_dim=32, heads=2))
     a = train(cfg, tr, dv, ckpt_dir=tmp_path / "a", device="cpu", progress=False)
     b = train(cfg, tr, dv, ckpt_dir=tmp_path / "b", device="cpu", progress=False)
     sa, sb = a.model.state_dict(), b.model.state_dict()

@@ -3,9 +3,10 @@
 import pytest
 import torch
 
+from itmlib.models import VSEConfig
 from itmlib.train import TrainConfig, config_hash, evaluate, train
 
-SMALL = dict(epochs=2, batch_size=32, embed_dim=32, word_dim=32, hidden_dim=64)
+SMALL = dict(epochs=2, batch_size=32, model=VSEConfig(embed_dim=32, word_dim=32, hidden_dim=64))
 
 
 @pytest.fixture(scope="module")
@@ -47,9 +48,12 @@ def test_checkpoint_named_by_config_holds_it_and_loads_weights_only(tmp_path, da
     assert r.checkpoint.parent.name == f"base-{config_hash(cfg)}"
     ck = torch.load(r.checkpoint, weights_only=True)
     assert ck["config"]["loss"] == "triplet" and ck["epoch"] == r.best_epoch
+    assert ck["config"]["model"] == {"kind": "vse", "region_dim": 0, "vocab_size": 0, "embed_dim": 32, "word_dim": 32,
+                                     "hidden_dim": 64, "use_boxes": True}   # the typed model config, nested
     again = train(cfg, tr, dv, ckpt_dir=tmp_path, name="base", device="cpu", progress=False)  # finished: no training
     assert again.history.equals(r.history) and _states_equal(again.model.state_dict(), r.model.state_dict())
     assert config_hash(cfg) != config_hash(TrainConfig(tau=3.0, **SMALL))
+    assert config_hash(cfg) != config_hash(cfg.with_model(hidden_dim=32))
 
 
 def test_selection_by_nsum_needs_relevance(tmp_path, data):
@@ -70,3 +74,10 @@ def test_selection_by_nsum_needs_relevance(tmp_path, data):
 def test_bad_knobs(kw, match):
     with pytest.raises(ValueError, match=match):
         TrainConfig(**kw)
+
+
+def test_bad_model_sizes():
+    with pytest.raises(ValueError, match="embed_dim"):
+        VSEConfig(embed_dim=0)
+    with pytest.raises(ValueError, match="VSEConfig or TERANConfig"):
+        TrainConfig(model="vse")

@@ -55,6 +55,6 @@ def map_at_r(sims: np.ndarray, positives, img_of_caption: np.ndarray) -> dict[st
 
 
 def r_precision(sims: np.ndarray, positives, img_of_caption: np.ndarray) -> dict[str, float]:
-    """R-Precision both ways (``i2t``, ``t2i``), percent."""
+    """R-Precision both ways, percent: ``i2t_r_precision``, ``t2i_r_precision``."""
     out = _both(sims, positives, img_of_caption)
-    return {"i2t": out["i2t_r_precision"], "t2i": out["t2i_r_precision"]}
+    return {k: v for k, v in out.items() if k.endswith("_r_precision")}

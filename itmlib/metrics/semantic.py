@@ -91,7 +91,7 @@ def _gallery(sims: np.ndarray, ioc: np.ndarray, include_gt: bool, directions: tu
 def semantic_recall(sims: np.ndarray, relevance: np.ndarray, img_of_caption: np.ndarray, k: int, m: int,
                     *, include_gt: bool = False, kind: str = "ir",
                     directions: tuple[str, ...] = ("i2t", "t2i")) -> dict[str, float]:
-    """Semantic Recall@k with the ``m`` most relevant items as positives; percent, per direction."""
+    """Semantic Recall@k with the ``m`` most relevant items as positives; percent, keys ``i2t_sr{k}``, ``t2i_sr{k}``."""
     sims, ioc = check_inputs(sims, img_of_caption)
     rel = check_relevance(relevance, sims.shape)
     kind = check_choice("kind", kind, ("ir", "first_hit"))
@@ -106,7 +106,7 @@ def semantic_recall(sims: np.ndarray, relevance: np.ndarray, img_of_caption: np.
         ideal = topk_values(rm, m)
         hits = _in_ideal(rq, ideal).sum(axis=1)
         acc[d].append(hits / m if kind == "ir" else (hits > 0).astype(float))
-    return {d: 100.0 * float(np.concatenate(v).mean()) for d, v in acc.items()}
+    return {f"{d}_sr{k}": 100.0 * float(np.concatenate(v).mean()) for d, v in acc.items()}
 
 
 def ncs(sims: np.ndarray, relevance: np.ndarray, img_of_caption: np.ndarray, ks: Iterable[int] = (1, 5, 10),

@@ -22,6 +22,10 @@ never align; ``stopwords=True`` also drops scikit-learn's English stop words
 (Table 4's StopWordsFilter); ``drop_last_wordpiece=True`` reproduces the
 public code's ``s_seq[:, 1:-2]``, which also drops the last word-piece.
 
+One module for one model (config, text inputs, both encoders, scores, extraction and the
+shape walk-through of notebook 08), hence its ~370 lines; the alignment pooling lives in
+:mod:`itmlib.models.alignment`, the paper's experiments in :mod:`itmlib.papers.teran`.
+
 Speed on a CPU: with ``finetune_text=False`` the BERT states of every caption
 are computed once (no grad, BERT in eval mode) and cached in memory, keyed by
 the model path and the captions; BERT then stays out of the state dict and the
@@ -34,7 +38,7 @@ import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, ClassVar, Sequence
 
 import numpy as np
 import torch
@@ -42,9 +46,9 @@ from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from ..data.base import ITMDataset
+from ..data.inputs import region_inputs
 from .alignment import POOLINGS, pool_alignments, score_matrix
 from .vocab import Vocab, tokenize
-from .vse import region_inputs
 
 __all__ = ["TERANConfig", "TERANModel", "Features", "score_matrix", "load_text_encoder", "shape_walkthrough", "STOP_WORDS"]
 
@@ -65,8 +69,9 @@ STOP_WORDS = _stop_words()
 class TERANConfig:
     """Sizes and switches of a TERAN model (paper values in the comments)."""
 
-    region_dim: int
-    vocab_size: int = 0               # Bi-GRU text encoder only
+    kind: ClassVar[str] = "teran"
+    region_dim: int = 0               # filled in from the data by itmlib.models.build_model
+    vocab_size: int = 0               # Bi-GRU text encoder only; filled in from the training Vocab
     embed_dim: int = 256              # joint space (paper 1024)
     visual_dim: int = 256             # d_model of the visual TE stack (paper 2048)
     visual_layers: int = 2            # (paper 4)
@@ -90,14 +95,15 @@ class TERANConfig:
         for name, allowed in (("text_encoder", TEXT_ENCODERS), ("pooling", POOLINGS), ("objective", OBJECTIVES)):
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
-        for name in ("region_dim", "embed_dim", "visual_dim", "visual_layers", "joint_layers", "heads", "ff_dim"):
+        for name in ("embed_dim", "visual_dim", "visual_layers", "joint_layers", "heads", "ff_dim"):
             if int(getattr(self, name)) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.region_dim < 0 or self.vocab_size < 0:
+            raise ValueError(f"region_dim and vocab_size must be >= 0 (0: taken from the data), got "
+                             f"{self.region_dim}, {self.vocab_size}")
         if self.embed_dim % self.heads or self.visual_dim % self.heads:
             raise ValueError(f"embed_dim ({self.embed_dim}) and visual_dim ({self.visual_dim}) must be divisible "
                              f"by heads ({self.heads})")
-        if self.text_encoder == "gru" and self.vocab_size < 3:
-            raise ValueError("the Bi-GRU text encoder needs vocab_size (a Vocab of the training captions)")
 
 
 def load_text_encoder(path: str | os.PathLike[str] | None = None) -> tuple[Any, Any, Path]:
@@ -151,6 +157,11 @@ class TERANModel(nn.Module):
 
     def __init__(self, cfg: TERANConfig, vocab: Vocab | None = None) -> None:
         super().__init__()
+        if cfg.region_dim < 1:
+            raise ValueError("TERANModel needs region_dim >= 1 (build it with itmlib.models.build_model, which "
+                             "reads it off the data)")
+        if cfg.text_encoder == "gru" and cfg.vocab_size < 3:
+            raise ValueError("the Bi-GRU text encoder needs vocab_size (a Vocab of the training captions)")
         self.cfg = cfg
         d_in = cfg.region_dim + (5 if cfg.use_boxes else 0)
         self.box_mlp = nn.Sequential(nn.Linear(d_in, cfg.visual_dim), nn.ReLU(), nn.Linear(cfg.visual_dim, cfg.visual_dim))

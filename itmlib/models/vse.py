@@ -18,6 +18,7 @@ paper-sized at full scale (1024).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import torch
@@ -25,43 +26,40 @@ from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from ..data.base import ITMDataset
+from ..data.inputs import region_inputs
 from .vocab import Vocab
 
-__all__ = ["VSEConfig", "VSEModel", "region_inputs"]
+__all__ = ["VSEConfig", "VSEModel"]
 
 
 @dataclass(frozen=True)
 class VSEConfig:
-    region_dim: int
-    vocab_size: int
+    """Sizes of a VSE++ model. ``region_dim``/``vocab_size`` 0 = taken from the data by
+    :func:`itmlib.models.build_model`."""
+
+    kind: ClassVar[str] = "vse"
+    region_dim: int = 0
+    vocab_size: int = 0
     embed_dim: int = 128
     word_dim: int = 128
     hidden_dim: int = 256
     use_boxes: bool = True
 
-
-def region_inputs(ds: ITMDataset, idx: np.ndarray, use_boxes: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
-    """(features (B, R, D[+5]), valid-region mask (B, R)) of images ``idx``."""
-    feats = torch.from_numpy(np.ascontiguousarray(ds.regions[idx], dtype=np.float32))
-    B, R, _ = feats.shape
-    if ds.region_counts is not None:
-        mask = torch.arange(R)[None, :] < torch.from_numpy(ds.region_counts[idx])[:, None]
-    else:
-        mask = torch.ones(B, R, dtype=torch.bool)
-    if use_boxes:
-        if ds.boxes is not None:
-            b = torch.from_numpy(ds.boxes[idx])
-            area = ((b[..., 2] - b[..., 0]) * (b[..., 3] - b[..., 1]))[..., None]
-            geo = torch.cat([b, area], dim=-1)
-        else:
-            geo = torch.zeros(B, R, 5)
-        feats = torch.cat([feats, geo], dim=-1)
-    return feats, mask
+    def __post_init__(self) -> None:
+        for f in ("embed_dim", "word_dim", "hidden_dim"):
+            if isinstance(getattr(self, f), bool) or int(getattr(self, f)) != getattr(self, f) or getattr(self, f) < 1:
+                raise ValueError(f"{f} must be a positive integer, got {getattr(self, f)!r}")
+        if self.region_dim < 0 or self.vocab_size < 0:
+            raise ValueError(f"region_dim and vocab_size must be >= 0 (0: taken from the data), got "
+                             f"{self.region_dim}, {self.vocab_size}")
 
 
 class VSEModel(nn.Module):
     def __init__(self, cfg: VSEConfig) -> None:
         super().__init__()
+        if cfg.region_dim < 1 or cfg.vocab_size < 3:
+            raise ValueError("VSEModel needs region_dim >= 1 and vocab_size >= 3 (build it with "
+                             "itmlib.models.build_model, which reads them off the data)")
         self.cfg = cfg
         d_in = cfg.region_dim + (5 if cfg.use_boxes else 0)
         self.region_mlp = nn.Sequential(nn.Linear(d_in, cfg.hidden_dim), nn.ReLU(), nn.Linear(cfg.hidden_dim, cfg.embed_dim))

@@ -4,7 +4,10 @@ Each table is a CSV file beside this module; :data:`SOURCES` says which paper
 and which table it came from. Notebooks put these numbers in a ``paper``
 column beside ``ours`` so that every results table can be compared at a glance.
 The NCS/SAM tables 2 and 3 were transcribed by parsing the paper's text (the
-``<b>`` bold markers removed); the rest by hand.
+``<b>`` bold markers removed); the rest by hand. Numbers stay in the paper's own
+units (TERAN prints NDCG as a fraction; the joins scale it to our percent).
+The papers' *claims* are data too: ``claims_<paper>.yaml`` beside the tables
+(:mod:`itmlib.claims`).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["PaperTable", "SOURCES", "paper_table", "paper_value", "list_tables"]
+__all__ = ["PaperTable", "SOURCES", "paper_table", "paper_rows", "paper_value", "list_tables"]
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,8 @@ SOURCES: dict[str, PaperTable] = {
                    "image retrieval = t2i, sentence retrieval = i2t"),
         PaperTable("teran_table4", _TERAN, "Table 4",
                    "MS-COCO 1K ablations: shared weights, MrAvgw, stop-word filter, Bi-GRU/Bi-LSTM text encoders"),
+        PaperTable("teran_query_times", _TERAN, "sec. 7 (query times)",
+                   "seconds per image query (5k captions) and per caption query (1k images) on a GTX 1080 Ti"),
     )
 }
 
@@ -74,21 +79,27 @@ def paper_table(key: str) -> pd.DataFrame:
     return df
 
 
+def paper_rows(keys: str | list[str], **where: Any) -> pd.DataFrame:
+    """The rows of one transcribed table (or several, concatenated) whose columns equal ``where``."""
+    keys = [keys] if isinstance(keys, str) else list(keys)
+    df = pd.concat([paper_table(k) for k in keys], ignore_index=True)
+    mask = pd.Series(True, index=df.index)
+    for col, val in where.items():
+        if col not in df.columns:
+            raise ValueError(f"paper table(s) {keys} have no column {col!r}")
+        mask &= df[col] == val
+    return df[mask]
+
+
 def paper_value(key: str, column: str, **where: Any) -> Any:
     """One number of a transcribed table: the ``column`` of the single row matching ``where``.
 
     >>> paper_value("ncs_sam_table1", "non_gt_pairs", metric="NCS with SPICE")
     0.536
     """
-    df = paper_table(key)
-    if column not in df.columns:
-        raise ValueError(f"paper table {key!r} has no column {column!r}; columns: {list(df.columns)}")
-    mask = pd.Series(True, index=df.index)
-    for col, val in where.items():
-        if col not in df.columns:
-            raise ValueError(f"paper table {key!r} has no column {col!r}")
-        mask &= df[col] == val
-    rows = df[mask]
+    rows = paper_rows(key, **where)
+    if column not in rows.columns:
+        raise ValueError(f"paper table {key!r} has no column {column!r}; columns: {list(rows.columns)}")
     if len(rows) != 1:
         raise ValueError(f"paper table {key!r}: {len(rows)} rows match {where}, expected exactly 1")
     return rows.iloc[0][column].item() if hasattr(rows.iloc[0][column], "item") else rows.iloc[0][column]

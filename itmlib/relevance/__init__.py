@@ -4,6 +4,8 @@
 - :func:`rouge_l_matrix` - ROUGE-L, equal to pycocoevalcap's ``Rouge``
 - :func:`scene_graph_f1_matrix` + :func:`parse_tuples` - SPICE-style scene-graph F1
 - :func:`relevance_matrix` - any of them for a dataset's captions, cached on disk
+- :func:`eval_relevance`, :func:`eval_rouge` - the evaluation relevance of a split (scene-graph F1 of
+  gold graphs; ROUGE-L)
 
 All matrices are (n_images, n_candidates), the orientation of ``sims``.
 """
@@ -21,7 +23,8 @@ from .rouge import rouge_l_matrix
 from .scene_graph import gold_tuples, parse_tuples, scene_graph_f1_matrix, spice_status
 
 __all__ = ["CiderDIndex", "cider_d_matrix", "cider_d_pairs", "DocumentFrequency", "rouge_l_matrix", "scene_graph_f1_matrix",
-           "parse_tuples", "gold_tuples", "spice_status", "RelevanceCache", "relevance_matrix", "METRICS"]
+           "parse_tuples", "gold_tuples", "spice_status", "RelevanceCache", "relevance_matrix", "eval_relevance",
+           "eval_rouge", "METRICS"]
 
 METRICS = ("cider_d", "rouge_l", "sg_f1")
 
@@ -66,3 +69,19 @@ def relevance_matrix(metric: str, refs: Sequence[Sequence[str]], candidates: Seq
         return fn(slice(0, len(refs)))
     store = cache if isinstance(cache, RelevanceCache) else RelevanceCache()
     return store.matrix(metric, settings, refs, candidates, fn, progress=progress)
+
+
+def eval_relevance(ds: Any) -> np.ndarray:
+    """The evaluation relevance of a dataset split with gold caption graphs (the synthetic world):
+    scene-graph F1 of its gold graphs, every caption against every image's five references
+    (the SPICE analogue: the NCS paper evaluates with SPICE), cached on disk."""
+    if ds.graphs is None:
+        raise ValueError(f"{ds.name}/{ds.split} has no gold caption graphs for the scene-graph F1 relevance")
+    refs = [ds.captions_of(i) for i in range(ds.n_images)]
+    return relevance_matrix("sg_f1", refs, ds.captions, backend="gold", graphs=list(ds.graphs) + list(ds.graphs))
+
+
+def eval_rouge(ds: Any) -> np.ndarray:
+    """ROUGE-L relevance of every caption of a split against every image's five references
+    (TERAN's NDCG relevance), cached on disk."""
+    return relevance_matrix("rouge_l", [ds.captions_of(i) for i in range(ds.n_images)], ds.captions)

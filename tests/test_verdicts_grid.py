@@ -2,7 +2,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from itmlib.experiments import claim_verdict, compare, summarize, vse_config
+from itmlib.papers.ncs_sam import vse_config
+from itmlib.verdicts import claim_verdict, compare, summarize
 
 
 def _runs():
@@ -62,25 +63,27 @@ def test_claim_verdict_rows_by_hand():
 
 def test_vse_config_follows_the_scale():
     c = vse_config("full", loss="sam", tau=5.0)
-    assert (c.epochs, c.batch_size, c.embed_dim, c.word_dim) == (30, 128, 1024, 300)
+    assert (c.epochs, c.batch_size, c.model.embed_dim, c.model.word_dim, c.model.hidden_dim) == (30, 128, 1024, 300, 2048)
     assert vse_config("smoke", epochs=2).epochs == 2
 
 
 def test_timed_returns_the_result_and_a_duration():
     import time
 
-    from itmlib.experiments import timed
+    from itmlib.timing import timed
     t, r = timed(lambda: (time.sleep(0.02), 7)[1])
     assert r == 7 and 0.02 <= t < 1.0
 
 
 # --- grid members and SAM margin samples (notebook 04) ---------------------------------------
 
-from itmlib.experiments import grid_member, run_grid, sam_margin_samples, summarize_margins  # noqa: E402
+from itmlib.grid import grid_member, run_grid  # noqa: E402
 from itmlib.losses import phi_index  # noqa: E402
+from itmlib.models import VSEConfig  # noqa: E402
+from itmlib.papers.ncs_sam import sam_margin_samples, summarize_margins  # noqa: E402
 from itmlib.train import TrainConfig, evaluate  # noqa: E402
 
-TINY = dict(epochs=1, batch_size=32, embed_dim=16, word_dim=16, hidden_dim=32)
+TINY = dict(epochs=1, batch_size=32, model=VSEConfig(embed_dim=16, word_dim=16, hidden_dim=32))
 
 
 @pytest.fixture(scope="module")

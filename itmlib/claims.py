@@ -1,0 +1,177 @@
+"""The papers' claims as data: ``itmlib/paper_numbers/claims_<paper>.yaml``, one file per paper.
+
+Each claim names the notebook that tests it, the paper's table, our metric and the two
+methods compared (as the notebook's run tables name them), what the paper says happens
+(``expect``: ``higher`` / ``lower`` / ``same``, or ``at_most`` / ``at_least`` a
+``threshold``) and where the paper's own numbers are (``paper:`` cells of a transcribed
+table in :mod:`itmlib.paper_numbers`, or a ``text`` where the paper gives none; ``scale: 100``
+puts a fraction the paper prints, such as TERAN's NDCG, in our percent)::
+
+    - id: teran_mrsw_beats_mwsr_t2i
+      notebook: 08_teran
+      paper_table: Table 1
+      claim: MrSw beats MwSr at R@1 (image retrieval)
+      metric: t2i_r1
+      model: TERAN mrsw
+      baseline: TERAN mwsr
+      expect: higher
+      paper: {source: teran_table4, column: t2i_r1, model: {model: MrSw},
+              baseline: {source: teran_table1, model: {model: TERAN MwSr}}}
+
+Optional keys: ``table`` (which run table of the notebook, default ``runs``), ``where``
+(rows of that table, e.g. ``{fraction: 0.1}``), ``pair_by`` (the column that pairs model and
+baseline rows, default ``seed``), ``exact`` (a deterministic measurement:
+no seed spread), ``note``. :func:`itmlib.verdicts.judge_claims` judges them; the notebooks
+type no claim and no paper number (a test checks their code cells).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+
+__all__ = ["Claim", "load_claims", "claim", "claims_for", "paper_side", "paper_cells", "CLAIM_FILES"]
+
+#: paper key -> claims file beside the transcribed tables
+CLAIM_FILES = {"ncs_sam": "claims_ncs_sam.yaml", "teran": "claims_teran.yaml"}
+_EXPECT = ("higher", "lower", "same", "at_most", "at_least")
+_KEYS = {"id", "notebook", "paper_table", "claim", "table", "where", "pair_by", "metric", "model", "baseline",
+         "expect", "threshold", "exact", "paper", "note"}
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One claim of a paper, as tested by one notebook (see the module docstring)."""
+
+    id: str
+    paper: str
+    notebook: str
+    paper_table: str
+    claim: str
+    metric: str
+    model: str
+    expect: str
+    baseline: str = ""
+    table: str = "runs"
+    where: dict[str, Any] = field(default_factory=dict)
+    pair_by: str = "seed"
+    threshold: float | None = None
+    exact: bool = False
+    paper_cells: dict[str, Any] = field(default_factory=dict)
+    note: str = ""
+
+
+def _claim(paper: str, raw: dict[str, Any], where: str) -> Claim:
+    unknown = set(raw) - _KEYS
+    if unknown:
+        raise ValueError(f"{where}: unknown key(s) {sorted(unknown)}")
+    for k in ("id", "notebook", "paper_table", "claim", "metric", "model", "expect", "paper"):
+        if k not in raw:
+            raise ValueError(f"{where}: claim {raw.get('id', '?')!r} lacks {k!r}")
+    bad = set(raw["paper"] or {}) - {"source", "column", "model", "baseline", "text", "scale"}
+    if not isinstance(raw["paper"], dict) or bad:
+        raise ValueError(f"{where}: claim {raw['id']!r}: paper must be a mapping of source/column/model/baseline/"
+                         f"text/scale, got {sorted(bad) or raw['paper']!r}")
+    if raw["expect"] not in _EXPECT:
+        raise ValueError(f"{where}: claim {raw['id']!r}: expect must be one of {_EXPECT}, got {raw['expect']!r}")
+    if raw["expect"] in ("at_most", "at_least") and raw.get("threshold") is None:
+        raise ValueError(f"{where}: claim {raw['id']!r}: expect {raw['expect']!r} needs a threshold")
+    if raw["expect"] in ("higher", "lower", "same") and not raw.get("baseline"):
+        raise ValueError(f"{where}: claim {raw['id']!r}: expect {raw['expect']!r} needs a baseline")
+    return Claim(id=raw["id"], paper=paper, notebook=raw["notebook"], paper_table=raw["paper_table"],
+                 claim=raw["claim"], metric=raw["metric"], model=raw["model"], expect=raw["expect"],
+                 baseline=raw.get("baseline", ""), table=raw.get("table", "runs"), where=dict(raw.get("where") or {}),
+                 pair_by=raw.get("pair_by", "seed"),
+                 threshold=raw.get("threshold"), exact=bool(raw.get("exact", False)), paper_cells=dict(raw["paper"]),
+                 note=raw.get("note", ""))
+
+
+@lru_cache(maxsize=None)
+def load_claims(paper: str) -> tuple[Claim, ...]:
+    """Every claim of one paper (``ncs_sam``, ``teran``), validated, paper cells checked."""
+    import yaml
+
+    if paper not in CLAIM_FILES:
+        raise ValueError(f"unknown paper {paper!r}; claims exist for {sorted(CLAIM_FILES)}")
+    name = CLAIM_FILES[paper]
+    text = resources.files("itmlib.paper_numbers").joinpath(name).read_text(encoding="utf-8")
+    doc = yaml.safe_load(text) or []
+    if not isinstance(doc, list):
+        raise ValueError(f"{name}: expected a list of claims")
+    claims = tuple(_claim(paper, raw, name) for raw in doc)
+    ids = [c.id for c in claims]
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"{name}: duplicate claim ids {sorted({i for i in ids if ids.count(i) > 1})}")
+    for c in claims:
+        paper_side(c)  # every referenced cell exists
+    return claims
+
+
+def claim(claim_id: str) -> Claim:
+    """One claim by its id, from whichever paper's file holds it."""
+    for p in CLAIM_FILES:
+        for c in load_claims(p):
+            if c.id == claim_id:
+                return c
+    raise ValueError(f"no claim with id {claim_id!r}")
+
+
+def claims_for(notebook: str) -> list[Claim]:
+    """The claims one notebook tests, from every paper's file, in file order."""
+    out = [c for p in CLAIM_FILES for c in load_claims(p) if c.notebook == notebook]
+    if not out:
+        raise ValueError(f"no claims name notebook {notebook!r}")
+    return out
+
+
+def _select(spec: dict[str, Any], default_source: Any, column: Any, scale: float = 1.0) -> tuple[list[float], int]:
+    """Values of ``column`` (one or a list) of the rows matching ``spec``; averaged when several rows match."""
+    from .paper_numbers import paper_rows
+
+    spec = dict(spec)
+    keys = spec.pop("source", default_source)
+    agg = spec.pop("agg", None)
+    cols = column if isinstance(column, list) else [column]
+    rows = paper_rows(keys, **spec)
+    if rows.empty or (len(rows) > 1 and agg != "mean"):
+        raise ValueError(f"paper table(s) {keys}: {len(rows)} rows match {spec} (several need agg: mean)")
+    for c in cols:
+        if c not in rows.columns:
+            raise ValueError(f"paper table(s) {keys} have no column {c!r}")
+    return [float(rows[c].mean()) * scale for c in cols], len(rows)
+
+
+def _fmt(v: float, averaged: bool) -> str:
+    if averaged:
+        return f"{v:.1f}" if abs(v) >= 1 else f"{v:.3f}"
+    return f"{v:.1f}" if float(v).is_integer() else f"{v:.10g}"
+
+
+def paper_cells(c: Claim) -> tuple[list[float], list[float]]:
+    """The paper's numbers for the claim: (model's cells, baseline's cells); empty when the paper gives none."""
+    p = c.paper_cells
+    if "text" in p and "column" not in p:
+        return [], []
+    m, _ = _select(p["model"], p.get("source"), p["column"], p.get("scale", 1.0))
+    b, _ = _select(p["baseline"], p.get("source"), p["column"], p.get("scale", 1.0)) if "baseline" in p else ([], 0)
+    return m, b
+
+
+def paper_side(c: Claim) -> str:
+    """The paper's side of a claim as the claims table prints it, e.g. ``"65.0/77.7 vs 57.5/70.8"``."""
+    p = c.paper_cells
+    if "column" not in p:
+        if "text" not in p:
+            raise ValueError(f"claim {c.id!r}: paper needs column/model (cells) or text")
+        return str(p["text"])
+    m, nm = _select(p["model"], p.get("source"), p["column"], p.get("scale", 1.0))
+    out = "/".join(_fmt(v, nm > 1) for v in m)
+    if "baseline" in p:
+        b, nb = _select(p["baseline"], p.get("source"), p["column"], p.get("scale", 1.0))
+        out += " vs " + "/".join(_fmt(v, nb > 1) for v in b)
+    if "text" in p:
+        out += f" ({p['text']})"
+    return out

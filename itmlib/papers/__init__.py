@@ -1,0 +1,18 @@
+"""One module per paper of the course; everything below them stays paper-agnostic.
+
+- :mod:`itmlib.papers.ncs_sam`  Biten et al., *Is an image worth five sentences?* (WACV 2022):
+  Recall vs Semantic Recall / NCS, the SAM loss - notebooks 01-05
+- ``itmlib.papers.ssamt`` (planned, issue 14) Fan et al., phrase-level semantic labels (SSAMT):
+  phrase labels, the mask transformer, phrase matching - notebook 06_phrase_labels
+- ``itmlib.papers.neighborhoods`` (planned, issue 15) Thomas & Kovashka, *Preserving semantic
+  neighborhoods* (ECCV 2020): Doc2Vec neighbours, angular N-pair and within-modality losses -
+  notebook 07_semantic_neighborhoods
+- :mod:`itmlib.papers.teran`    Messina et al., *TERAN* (ACM TOMM 2021) - notebook 08
+
+A paper module holds what is the paper's alone: its configs sized by scale, its
+evaluation bundle, its analyses and the joins that put its numbers beside ours. Its
+claims are data (``itmlib/paper_numbers/claims_<paper>.yaml``, read by
+:mod:`itmlib.claims`, judged by :func:`itmlib.verdicts.judge_claims`). Models and
+losses keep their own files (:mod:`itmlib.models`, :mod:`itmlib.losses`); grids are
+:mod:`itmlib.grid`; seed statistics and verdicts :mod:`itmlib.verdicts`.
+"""

@@ -1,0 +1,209 @@
+"""Biten et al., *Is an image worth five sentences?* (WACV 2022): the paper's home in itmlib.
+
+Notebooks 01-05. The metrics (Recall, Semantic Recall eq. 4, NCS eq. 5) live in
+:mod:`itmlib.metrics`, the relevance (CIDEr-D, SPICE-like scene-graph F1) in
+:mod:`itmlib.relevance`, the losses in :mod:`itmlib.losses` (triplet eq. 6, SAM eq. 7):
+
+    L_SAM = Σ_{(p, c_p)} [α_t2i - S(p, c_p) + S(p, c_m)]_+ + [α_i2t - S(p, c_p) + S(m, c_p)]_+
+    α     = (φ(G_p, c_p) - φ(G_p, c_m)) / τ,        φ = CIDEr-D against the image's captions G_p
+
+This module holds what is the paper's alone: the VSE++ configs sized by scale, the
+Tables 4/5 grid, the margin analysis of notebook 04, the run tables its claims are
+judged on, and the joins that put the paper's numbers beside ours.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..config import check_choice, check_positive, get_scale
+from ..data.base import ITMDataset
+from ..models.vse import VSEConfig, VSEModel
+from ..paper_numbers import paper_table
+from ..train import TrainConfig, TrainResult, score_batch
+
+__all__ = ["vse_config", "ablation_settings", "sam_configs", "sam_margin_samples", "summarize_margins",
+           "by_sampling", "by_triplet", "paper_rows", "with_paper_columns", "fraction_setting", "tables45_paper",
+           "TABLE1_ROWS", "with_table1_columns"]
+
+
+def vse_config(scale: str, *, epochs: int | None = None, data: str = "", **overrides) -> TrainConfig:
+    """A VSE++ :class:`~itmlib.train.TrainConfig` sized by the named scale (epochs, batch, embedding)."""
+    sc = get_scale(scale)
+    model = VSEConfig(embed_dim=sc.embed_dim, word_dim=min(300, sc.embed_dim), hidden_dim=2 * sc.embed_dim)
+    return TrainConfig(epochs=epochs or sc.epochs, batch_size=sc.batch_size, data=data, model=model, **overrides)
+
+
+def ablation_settings(scale: str, taus: Sequence[float], samplings: Sequence[str],
+                      keep_triplets: Sequence[bool]) -> list[tuple[float, str, bool]]:
+    """(tau, sampling, keep_triplet) settings of Tables 4/5: the full product, or at ``smoke`` a
+    reduced grid (every sampling at tau 5 and every tau with soft negatives, triplet kept)."""
+    for t in taus:
+        check_positive("tau", t)
+    for s in samplings:
+        check_choice("sampling", s, ("soft", "random", "hard"))
+    if get_scale(scale).name == "smoke":
+        return sorted({(5, s, True) for s in samplings} | {(t, "soft", True) for t in taus}, key=str)
+    return list(itertools.product(taus, samplings, keep_triplets))
+
+
+def sam_configs(scale: str, settings: Iterable[tuple[float, str, bool]], *, data: str, epochs: int | None = None,
+                baseline: str | None = "VSE++ (no SAM)", **common) -> dict[str, TrainConfig]:
+    """One SAM config per (tau, sampling, keep_triplet) setting, named ``"tau=5 soft +T"``, plus the
+    VSE++ baseline under ``baseline`` (None: none)."""
+    out = {f"tau={t:g} {s} {'+T' if k else '-T'}": vse_config(scale, epochs=epochs, loss="sam", tau=float(t),
+                                                              sampling=s, keep_triplet=bool(k), data=data, **common)
+           for t, s, k in settings}
+    if baseline:
+        out[baseline] = vse_config(scale, epochs=epochs, loss="triplet", data=data)
+    return out
+
+
+def sam_margin_samples(result: TrainResult, ds: ITMDataset, *, tau: float = 5.0, samplings: Iterable[str] = ("hard", "soft", "random"),
+                       mode: str = "paper", n_batches: int = 20, batch_size: int = 64, seed: int = 0) -> pd.DataFrame:
+    """The margins SAM (eq. 7) gives the negatives each sampling picks, on random training batches of ``ds``.
+
+    Per batch (``batch_size`` captions c_p drawn without replacement, with their images p)
+    the trained model of ``result`` scores every image against every caption
+    (:func:`~itmlib.train.score_batch`, the training loop's own step); each sampling picks
+    the negative caption c_m of every image anchor p, whose margin is
+    α = (φ(G_p, c_p) - φ(G_p, c_m)) / τ (eq. 7 as printed names it α_t2i; φ = CIDEr-D of
+    :func:`~itmlib.losses.phi_index`, i.e. ``ds``'s own document frequencies). ``ds``
+    must be the set the model was trained on; the model a VSE one. Returns one row per
+    (batch, sampling, anchor): batch, sampling, image p, caption c_p, negative_caption c_m,
+    margin_t2i, gold_rel_of_negative (``ds.relevance(p, c_m)``, the world's graded relevance).
+    """
+    import torch
+
+    from ..losses import SAMPLINGS, batch_phi, phi_index, sam_loss
+
+    check_positive("tau", tau)
+    samplings = list(samplings)
+    for smp in samplings:
+        check_choice("sampling", smp, SAMPLINGS)
+    check_positive("n_batches", n_batches, integer=True)
+    check_positive("batch_size", batch_size, integer=True)
+    if not 2 <= batch_size <= ds.n_captions:
+        raise ValueError(f"batch_size must be between 2 and the {ds.n_captions} captions of {ds.name}/{ds.split}, got {batch_size}")
+    if not isinstance(result.model, VSEModel):
+        raise ValueError(f"sam_margin_samples needs a VSE model (SAM trains VSE here), got {type(result.model).__name__}")
+    model, cider, rng = result.model, phi_index(ds), np.random.default_rng(seed)
+    device = next(model.parameters()).device
+    text = model.text_inputs(ds.captions, result.vocab)
+    was_training = model.training
+    model.eval()
+    rows = []
+    try:
+        with torch.no_grad():
+            for b in range(n_batches):
+                cap_idx = rng.choice(ds.n_captions, size=batch_size, replace=False)
+                scores, same, img_idx = score_batch(model, ds, text, cap_idx, device)
+                scores, same = scores.cpu(), same.cpu()
+                gold = ds.relevance(img_idx, cap_idx)
+                phi = batch_phi(cider, img_idx, cap_idx)
+                for smp in samplings:
+                    _, d = sam_loss(scores, phi, tau=tau, sampling=smp, mode=mode, positive_mask=same,
+                                    generator=torch.Generator().manual_seed(seed))
+                    nc = d["neg_c"].numpy()
+                    rows.append(pd.DataFrame({"batch": b, "sampling": smp, "image": img_idx, "caption": cap_idx,
+                                              "negative_caption": cap_idx[nc],
+                                              "margin_t2i": d["margin_t2i"].numpy().astype(float),
+                                              "gold_rel_of_negative": gold[np.arange(batch_size), nc].astype(float)}))
+    finally:
+        model.train(was_training)
+    return pd.concat(rows, ignore_index=True)
+
+
+def summarize_margins(margins: pd.DataFrame) -> pd.DataFrame:
+    """Per sampling: mean and (sample) std of the margin, mean gold relevance of the negative,
+    and the Pearson correlation between margin and that relevance (the tie SAM relies on)."""
+    def corr(g: pd.DataFrame) -> float:
+        return float(np.corrcoef(g.margin_t2i, g.gold_rel_of_negative)[0, 1]) if len(g) > 1 else float("nan")
+
+    out = margins.groupby("sampling").agg(mean_margin=("margin_t2i", "mean"), std_margin=("margin_t2i", "std"),
+                                          mean_gold_rel_of_negative=("gold_rel_of_negative", "mean"))
+    out["corr_margin_gold"] = margins.groupby("sampling")[["margin_t2i", "gold_rel_of_negative"]].apply(corr)
+    return out.reset_index()
+
+
+def _settings_frame(configs: dict[str, TrainConfig]) -> pd.DataFrame:
+    return pd.DataFrame([{"method": n, "tau": c.tau, "sampling": c.sampling, "keep_triplet": c.keep_triplet}
+                         for n, c in configs.items() if c.loss == "sam"])
+
+
+def by_sampling(runs: pd.DataFrame, configs: dict[str, TrainConfig], keep: Sequence[bool] = (True, False),
+                metrics: Sequence[str] = ("nsum", "rsum")) -> pd.DataFrame:
+    """Per seed and sampling: the mean of ``metrics`` over the SAM runs with ``keep_triplet`` in
+    ``keep``, over the taus that every sampling was trained with (Tables 4/5's "on average").
+    One row per (seed, method=sampling): the run table of the "soft negatives best" claims."""
+    sam = runs.merge(_settings_frame(configs), on="method")
+    sam = sam[sam.keep_triplet.isin(list(keep))]
+    if sam.empty:
+        return pd.DataFrame(columns=["seed", "method", *metrics])
+    common = set.intersection(*(set(g.tau) for _, g in sam.groupby("sampling")))
+    sam = sam[sam.tau.isin(common)]
+    return (sam.groupby(["seed", "sampling"], as_index=False)[list(metrics)].mean()
+            .rename(columns={"sampling": "method"}))
+
+
+def by_triplet(runs: pd.DataFrame, configs: dict[str, TrainConfig],
+               metrics: Sequence[str] = ("rsum", "nsum")) -> pd.DataFrame:
+    """Per seed: the mean of ``metrics`` over every SAM setting with the triplet kept
+    (method "SAM + triplet") and without it ("SAM alone") - Table 4's complementarity claim."""
+    sam = runs.merge(_settings_frame(configs), on="method")
+    out = sam.groupby(["seed", "keep_triplet"], as_index=False)[list(metrics)].mean()
+    out["method"] = out.keep_triplet.map({True: "SAM + triplet", False: "SAM alone"})
+    return out.drop(columns="keep_triplet")
+
+
+def paper_rows(method: str, model: str = "CVSE") -> str:
+    """The paper's row name for one of our methods: VSE++ -> "CVSE (public code)", VSE++ + SAM -> "CVSE+SAM"."""
+    return f"{model}+SAM" if "SAM" in method else f"{model} (public code)"
+
+
+def with_paper_columns(table: pd.DataFrame, key: str, setting: pd.Series | str, columns: Sequence[str] = ("rsum", "nsum"),
+                       models: Sequence[str] = ("CVSE",)) -> pd.DataFrame:
+    """``table`` (a ``method`` column) with ``paper_<col> (<model>, F30K)`` columns from the paper's
+    table ``key`` (``ncs_sam_table2``/``ncs_sam_table3``) at ``setting`` (one setting, or one per row:
+    e.g. ``"F-10%"`` for our fraction 0.1). NaN where the paper has no such row."""
+    paper = paper_table(key).set_index(["setting", "method"])
+    out = table.copy()
+    settings = setting if isinstance(setting, pd.Series) else pd.Series(setting, index=out.index)
+    for model in models:
+        for col in columns:
+            out[f"paper_{col} ({model}, F30K)"] = [
+                paper.loc[(s, paper_rows(m, model)), col] if (s, paper_rows(m, model)) in paper.index else np.nan
+                for s, m in zip(settings, out.method)]
+    return out
+
+
+def fraction_setting(fraction: float) -> str:
+    """The paper's Flickr30K setting name of a training fraction: 0.1 -> "F-10%"."""
+    return f"F-{round(100 * fraction)}%"
+
+
+#: our relevance rows of Table 1 -> the paper's rows ("SPICE-like": whichever scene-graph F1 parses text as SPICE does)
+TABLE1_ROWS = {"Binary relevance (GT)": "Binary relevance (GT)", "CIDEr-D": "NCS with CIDEr", "SPICE-like": "NCS with SPICE"}
+
+
+def with_table1_columns(table: pd.DataFrame, spice_like: str) -> pd.DataFrame:
+    """``table`` (a ``metric`` column of relevance names) with the paper's Table 1 Pearson r beside the
+    matching rows: binary GT, CIDEr(-D), and SPICE beside ``spice_like`` (the row that parses captions
+    into scene graphs, as SPICE does); NaN beside the others."""
+    paper = paper_table("ncs_sam_table1").set_index("metric")
+    rows = table.metric.map(lambda m: TABLE1_ROWS.get("SPICE-like" if m == spice_like else m))
+    out = table.copy()
+    for ours, theirs in (("paper_pearson_all", "all_pairs"), ("paper_pearson_non_gt", "non_gt_pairs")):
+        out[ours] = [paper.loc[r, theirs] if isinstance(r, str) else np.nan for r in rows]
+    return out
+
+
+def tables45_paper() -> pd.DataFrame:
+    """Tables 4 and 5 (Flickr30K columns) as one frame keyed by (tau, sampling, keep_triplet)."""
+    p45 = pd.concat([paper_table("ncs_sam_table4"), paper_table("ncs_sam_table5")], ignore_index=True)
+    return p45[["tau", "sampling", "keep_triplet", "f30k_nsum", "f30k_nsum_nogt", "f30k_rsum"]].rename(
+        columns=lambda c: c.replace("f30k", "paper_f30k"))

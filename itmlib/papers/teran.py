@@ -1,0 +1,161 @@
+"""Messina et al., *TERAN* (ACM TOMM 2021): the paper's home in itmlib.
+
+Notebook 08. The model is :mod:`itmlib.models.teran`, the region-word alignment and its
+poolings :mod:`itmlib.models.alignment` (with A_ij = cos(v_i, s_j) over regions i and words j):
+
+    MrSw (eq. 3): S(k, l) = Σ_j max_i A_ij          MwSr (eq. 3): S(k, l) = Σ_i max_j A_ij
+    Symm (eq. 4): MrSw + MwSr                       MrAvgw (eq. 8): (1/|words|) Σ_j max_i A_ij
+
+grounding :mod:`itmlib.grounding`. This module holds the paper's scale sizes, its configs,
+the evaluation bundle of Tables 1/4 (Recall and NDCG@25 with ROUGE-L and SPICE-like
+relevance, grounding measured), the joins to the paper's rows and the query timings.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import numpy as np
+import pandas as pd
+
+from ..config import get_scale, resolve_device
+from ..data.base import ITMDataset
+from ..models.teran import TERANConfig
+from ..paper_numbers import paper_table
+from ..timing import timed
+from ..train import TrainConfig, TrainResult
+
+__all__ = ["TERAN_SIZES", "teran_config", "comparison_configs", "recall_ndcg", "teran_evaluator", "PAPER_ROWS", "with_paper_columns",
+           "query_times"]
+
+# TERAN sizes per scale (paper: joint 1024, visual TE 4 layers at 2048, FF 2048, BERT fine-tuned at lr 1e-5,
+# 30 epochs). CPU scales keep BERT frozen (its states cached once), train the rest from scratch at lr 2e-4
+# and train fewer epochs (one TERAN batch costs ~10x a VSE++ batch on a CPU).
+TERAN_SIZES: dict[str, dict[str, Any]] = {
+    "smoke": dict(lr=2e-4, epochs=2, model=dict(embed_dim=64, visual_dim=64, visual_layers=1, ff_dim=128,
+                                               finetune_text=False)),
+    "medium": dict(lr=2e-4, epochs=4, model=dict(embed_dim=128, visual_dim=128, visual_layers=2, ff_dim=256,
+                                                finetune_text=False)),
+    "full": dict(lr=1e-5, epochs=30, model=dict(embed_dim=1024, visual_dim=1024, visual_layers=4, ff_dim=2048,
+                                               finetune_text=True)),
+}
+
+
+def teran_config(scale: str, *, epochs: int | None = None, data: str = "", lr: float | None = None,
+                 **model_options: Any) -> TrainConfig:
+    """A TERAN :class:`~itmlib.train.TrainConfig` sized by the scale; ``model_options`` override
+    :class:`~itmlib.models.teran.TERANConfig` fields (pooling, shared_weights, stopwords, text_encoder, ...)."""
+    sc = get_scale(scale)
+    size = TERAN_SIZES[sc.name]
+    model = TERANConfig(word_dim=300, **{**size["model"], **model_options})
+    return TrainConfig(epochs=epochs or size["epochs"], batch_size=sc.batch_size, lr=lr or size["lr"], data=data,
+                       model=model)
+
+
+def comparison_configs(main: TrainConfig, scale: str, ablations: bool = True) -> dict[str, TrainConfig]:
+    """The models of Tables 1 and 4: the main model (named ``"TERAN <pooling>"``) and, with
+    ``ablations``, every comparison the claims name, each the main model with some options
+    replaced. The paper's reference, MrSw, is always among them, so every claim of
+    ``claims_teran.yaml`` is judged whatever pooling the main model uses. At ``smoke`` Symm.,
+    Shared-W and the stop-word filter are left out (their claims then say "not run")."""
+    configs = {f"TERAN {main.model.pooling}": main}
+    if not ablations:
+        return configs
+    v = main.with_model
+    extra = {"TERAN mrsw": v(pooling="mrsw"), "TERAN mwsr": v(pooling="mwsr"), "TERAN mravgw": v(pooling="mravgw"),
+             "TERAN mrsw Bi-GRU": v(pooling="mrsw", text_encoder="gru"),
+             "TERN (global)": v(pooling="mrsw", objective="global")}
+    if get_scale(scale).name != "smoke":
+        extra |= {"TERAN symm": v(pooling="symm"), "TERAN mrsw Shared-W": v(pooling="mrsw", shared_weights=True),
+                  "TERAN mrsw StopWordsFilter": v(pooling="mrsw", stopwords=True)}
+    return configs | {k: c for k, c in extra.items() if k not in configs and c != main}
+
+
+def recall_ndcg(sims: np.ndarray, ds: ITMDataset, relevances: Mapping[str, np.ndarray], k: int = 25) -> dict[str, float]:
+    """Recall@1/5/10 both ways, Rsum, and NDCG@k (TERAN's exponential gain, percent) per relevance
+    and direction: ``i2t_ndcg_<name>``, ``t2i_ndcg_<name>``."""
+    from ..metrics import ndcg, retrieval_recall
+
+    out = dict(retrieval_recall(sims, ds.img_of_caption))
+    for name, rel in relevances.items():
+        n = ndcg(sims, rel, ds.img_of_caption, k=k)
+        out[f"i2t_ndcg_{name}"], out[f"t2i_ndcg_{name}"] = n[f"i2t_ndcg{k}"], n[f"t2i_ndcg{k}"]
+    return out
+
+
+def teran_evaluator(relevances: Mapping[str, np.ndarray], *, device: str = "auto",
+                    test_poolings: Mapping[str, str] | None = None, keep: dict[str, Any] | None = None):
+    """An ``evaluate_fn`` for :func:`itmlib.grid.run_grid`: Recall, NDCG per relevance and grounding
+    accuracy of a TERAN/TERN model on the test split.
+
+    ``test_poolings`` maps a method label to a forced pooling: a model whose name starts
+    the label is also scored that way (TERN "MrSw Test": a global-trained model scored by
+    region-word alignment). ``keep`` (a dict) receives ``{method: (model, vocab, features)}``
+    of the first seed each method is evaluated with (the figures reuse them)."""
+    from ..grounding import grounding_accuracy, grounding_targets
+    from ..models.alignment import score_matrix
+
+    device_name = resolve_device(device)
+    targets: dict[int, Any] = {}
+
+    def evaluate(name: str, r: TrainResult, test_ds: ITMDataset) -> list[dict[str, Any]]:
+        if id(test_ds) not in targets:
+            targets[id(test_ds)] = grounding_targets(test_ds)
+        f = r.model.extract(test_ds, r.vocab, device_name)
+        g = grounding_accuracy(f.regions, f.region_mask, f.words, f.word_index, targets[id(test_ds)], test_ds)
+        extra = {"grounding": g["accuracy"], "grounding_iou50": g["accuracy_iou50"],
+                 "grounding_chance": g["chance"], "grounding_chance_iou50": g["chance_iou50"],
+                 "train_seconds": r.seconds}
+        sims = r.model.similarity(test_ds, r.vocab, device_name, features=f)
+        rows = [{**recall_ndcg(sims, test_ds, relevances), **extra}]
+        for label, pooling in (test_poolings or {}).items():
+            if label.startswith(name):
+                sims_p = score_matrix(f.regions, f.region_mask, f.words, f.word_mask, pooling, device=device_name)
+                rows.append({"method": label, **recall_ndcg(sims_p, test_ds, relevances), **extra})
+        if keep is not None and name not in keep:
+            keep[name] = (r.model, r.vocab, f)
+        return rows
+
+    return evaluate
+
+
+#: our method name -> the paper's closest row (teran_table1 / teran_table4)
+PAPER_ROWS = {"TERAN mrsw": "TERAN MrSw", "TERAN mwsr": "TERAN MwSr", "TERAN symm": "TERAN Symm.",
+              "TERAN mravgw": "MrAvgw", "TERAN mrsw Bi-GRU": "MrSw Bi-GRU", "TERAN mrsw Shared-W": "MrSw Shared-W",
+              "TERAN mrsw StopWordsFilter": "MrSw StopWordsFilter", "TERN (global)": "TERN",
+              "TERN (global) mrsw Test": "TERN MrSw Test"}
+
+
+def with_paper_columns(table: pd.DataFrame, columns=("t2i_r1", "i2t_r1", "t2i_ndcg_rouge", "i2t_ndcg_rouge",
+                                                     "t2i_ndcg_spice", "i2t_ndcg_spice")) -> pd.DataFrame:
+    """``table`` (a ``method`` column) with ``paper row`` and ``paper <col>`` columns from TERAN's
+    Tables 1 and 4 (MS-COCO 1K). The paper prints NDCG as a fraction; here it is x100 like ours."""
+    paper = pd.concat([paper_table("teran_table1"), paper_table("teran_table4")]).drop_duplicates("model").set_index("model")
+    out = table.copy()
+    out["paper row"] = out.method.map(PAPER_ROWS)
+    for c in columns:
+        scale = 100.0 if "ndcg" in c else 1.0
+        out[f"paper {c}"] = [paper.loc[r, c] * scale if isinstance(r, str) and r in paper.index else np.nan
+                             for r in out["paper row"]]
+    return out
+
+
+def query_times(features: Any, pooling: str = "mrsw", device: str = "cpu", n_queries: int = 20) -> dict[str, float]:
+    """Seconds to score the whole test matrix, one image query (all captions) and one caption
+    query (all images) with :func:`~itmlib.models.alignment.score_matrix` (mean over ``n_queries``).
+
+    ``features``: anything with ``regions``, ``region_mask``, ``words``, ``word_mask`` tensors."""
+    from ..models.alignment import score_matrix
+
+    f = features
+    device_name = resolve_device(device)
+    full = timed(lambda: score_matrix(f.regions, f.region_mask, f.words, f.word_mask, pooling, device=device_name),
+                 device_name)[0]
+    n_i, n_t = len(f.regions), len(f.words)
+    qi = [timed(lambda i=i: score_matrix(f.regions[i:i + 1], f.region_mask[i:i + 1], f.words, f.word_mask, pooling,
+                                         device=device_name), device_name)[0] for i in range(min(n_queries, n_i))]
+    qt = [timed(lambda t=t: score_matrix(f.regions, f.region_mask, f.words[t:t + 1], f.word_mask[t:t + 1], pooling,
+                                         device=device_name), device_name)[0] for t in range(min(n_queries, n_t))]
+    return {"images": n_i, "captions": n_t, "full_matrix_s": full, "image_query_s": float(np.mean(qi)),
+            "caption_query_s": float(np.mean(qt))}
+

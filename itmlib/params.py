@@ -1,0 +1,153 @@
+"""Every notebook's parameters, validated in one place, typed from its ``parameters`` cell.
+
+``papermill ... -p fractions [0.05]`` delivers the *string* ``"[0.05]"`` (``-p`` only
+parses numbers and booleans); ``-y "fractions: [0.05]"`` delivers a list. A notebook
+calls ``start_run("05_sam_reduced_data", globals())``; :func:`validate_parameters` reads
+the annotated assignments of that notebook's ``parameters`` cell (``name: type = default``),
+coerces what a user typed into the declared type (a list given as a string is parsed, a
+whole number given for a float accepted), checks each known knob by the rule of
+:data:`RULES` (the same name means the same rule in every notebook), and returns the
+values. A bad value raises ``ValueError`` naming the parameter and, for lists, the
+``-y`` form that passes one.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from functools import lru_cache
+from typing import Any, Callable, Mapping
+
+from .config import check_choice, check_fraction, check_positive
+from .paths import repo_root
+
+__all__ = ["declared_parameters", "validate_parameters", "RULES"]
+
+_TYPES = {"str": str, "int": int, "float": float, "bool": bool, "list": list, "dict": dict}
+
+
+def _non_negative_int(name: str, v: Any) -> None:
+    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+        raise ValueError(f"{name} must be an integer >= 0 (0 = the scale's default or off), got {v!r}")
+
+
+def _bool(name: str, v: Any) -> None:
+    if not isinstance(v, bool):
+        raise ValueError(f"{name} must be true or false, got {v!r}")
+
+
+def _non_negative(name: str, v: Any) -> None:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
+        raise ValueError(f"{name} must be a number >= 0, got {v!r}")
+
+
+def _each(check: Callable[[str, Any], Any]) -> Callable[[str, Any], None]:
+    def run(name: str, values: Any) -> None:
+        if not values:
+            raise ValueError(f"{name} must list at least one value, got {values!r}")
+        for v in values:
+            check(name.rstrip("s") if name.endswith("s") else name, v)
+    return run
+
+
+def _choice(*choices: str) -> Callable[[str, Any], None]:
+    return lambda name, v: check_choice(name, v, choices)
+
+
+def _poolings(name: str, v: Any) -> None:
+    from .models.alignment import POOLINGS
+
+    check_choice(name, v, POOLINGS)
+
+
+#: the rule of each knob, by name, whichever notebook declares it
+RULES: dict[str, Callable[[str, Any], Any]] = {
+    "scale": _choice("smoke", "medium", "full"),
+    "device": _choice("auto", "cpu", "cuda"),
+    "seed": _non_negative_int,
+    "tau": check_positive,
+    "taus": _each(check_positive),
+    "fraction": check_fraction,
+    "fractions": _each(check_fraction),
+    "sampling": _choice("soft", "hard", "random"),
+    "samplings": _each(_choice("soft", "hard", "random")),
+    "keep_triplets": _each(_bool),
+    "sam_mode": _choice("paper", "reference"),
+    "n_seeds": lambda n, v: check_positive(n, v, integer=True),
+    "full_data_seeds": _non_negative_int,
+    "epochs": _non_negative_int,
+    "warmup_epochs": _non_negative_int,
+    "pooling": _poolings,
+    "text_encoder": _choice("bert", "gru"),
+    "finetune_text": _choice("auto", "yes", "no"),
+    "n_show": lambda n, v: check_positive(n, v, integer=True),
+    "n_queries": lambda n, v: check_positive(n, v, integer=True),
+    "noise_levels": _each(_non_negative),
+    "m_values": _each(lambda n, v: check_positive(n, v, integer=True)),
+    "k": lambda n, v: check_positive(n, v, integer=True),
+    "coco_fold": _choice(0, 1, 2, 3, 4),
+    "sg_backend": _choice("spacy", "spice"),
+}
+
+
+@lru_cache(maxsize=None)
+def declared_parameters(notebook: str) -> dict[str, tuple[str, Any]]:
+    """``{name: (type name, default)}`` of the ``parameters`` cell of ``notebooks/<notebook>.ipynb``."""
+    path = repo_root() / "notebooks" / f"{notebook}.ipynb"
+    if not path.is_file():
+        raise FileNotFoundError(f"no notebook {notebook!r} at {path}")
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    cells = [c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", [])]
+    if len(cells) != 1:
+        raise ValueError(f"{path.name}: expected one cell tagged 'parameters', found {len(cells)}")
+    out = {}
+    for node in ast.parse("".join(cells[0]["source"])).body:
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            out[node.target.id] = (ast.unparse(node.annotation), ast.literal_eval(node.value))
+    return out
+
+
+def _coerce(name: str, typ: str, value: Any) -> Any:
+    want = _TYPES.get(typ)
+    if want is None:
+        return value
+    if want is list and isinstance(value, (tuple, list)):
+        return list(value)
+    if want is list and isinstance(value, str):
+        import yaml
+
+        try:
+            parsed = yaml.safe_load(value)
+        except yaml.YAMLError:
+            parsed = None
+        if isinstance(parsed, list):
+            return parsed
+        raise ValueError(f"{name} must be a list, got the string {value!r}; with papermill pass a list as "
+                         f"-y \"{name}: [0.05, 0.1]\" (or -p {name} '[0.05, 0.1]')")
+    if want is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if want is bool and isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    if want is int and isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value)
+    if want is float and isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            pass
+    if not isinstance(value, want) or (want is int and isinstance(value, bool)):
+        raise ValueError(f"{name} must be a {typ}, got {value!r} ({type(value).__name__})")
+    return value
+
+
+def validate_parameters(notebook: str, namespace: Mapping[str, Any]) -> dict[str, Any]:
+    """The declared parameters of ``notebook`` with their values in ``namespace``, coerced to the
+    declared types and checked by :data:`RULES`; raises ``ValueError`` naming a bad one."""
+    out = {}
+    for name, (typ, default) in declared_parameters(notebook).items():
+        value = _coerce(name, typ, namespace.get(name, default))
+        rule = RULES.get(name)
+        if rule is not None:
+            rule(name, value)
+        out[name] = value
+    return out
