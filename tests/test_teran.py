@@ -274,3 +274,43 @@ def test_teran_trains_in_the_shared_loop_and_is_seeded(tmp_path, smoke_split):
     assert sims.shape == (dv.n_images, dv.n_captions)
     again = train(cfg, tr, dv, ckpt_dir=tmp_path / "a", device="cpu", progress=False)   # loads, no training
     assert all(torch.equal(again.model.state_dict()[k], sa[k]) for k in sa)
+
+
+def test_batch_scores_over_the_used_slots_equal_the_full_alignment(smoke_split):
+    """Speed (issue 13): the training alignment skips the slots no item of the batch uses (the CLS
+    slot, regions past the largest count, [CLS]/[SEP]); a fixed batch gives the loss and gradients of
+    the full masked alignment to 1e-5, with the same dropout draws."""
+    from itmlib.data.inputs import region_inputs
+    from itmlib.losses import triplet_loss
+    from itmlib.losses.triplet import positive_mask_from_ids
+    from itmlib.models import build_model
+
+    tr = smoke_split("train", 40)
+    for pooling in ("mrsw", "mwsr", "symm", "mravgw"):
+        torch.manual_seed(0)
+        model, vocab = build_model(TERANConfig(embed_dim=16, visual_dim=16, ff_dim=32, heads=2, text_encoder="gru",
+                                               word_dim=8, pooling=pooling), tr)
+        cap_idx = np.arange(0, 60, 3)
+        img_idx = tr.img_of_caption[cap_idx]
+        f, m = region_inputs(tr, img_idx)
+        text = {k: v[torch.from_numpy(cap_idx)] for k, v in model.text_inputs(tr.captions, vocab).items()}
+        assert (~m).any(dim=0).any()             # some slots are padding for every image
+
+        def full_alignment(feats, mask, txt):     # the scores before the change
+            reg, rmask, _ = model.encode_regions(feats, mask)
+            wrd, wmask, _ = model.encode_words(txt)
+            return pool_alignments(torch.einsum("ird,twd->itrw", reg, wrd), rmask, wmask, pooling)
+
+        same = positive_mask_from_ids(torch.from_numpy(img_idx))
+        out = []
+        for fn in (model.batch_scores, full_alignment):
+            torch.manual_seed(1)                  # the same dropout masks in both
+            model.zero_grad()
+            loss = triplet_loss(fn(f, m, text), 0.2, True, same)
+            loss.backward()
+            out.append((loss.detach(), {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}))
+        (la, ga), (lb, gb) = out
+        assert torch.allclose(la, lb, atol=1e-5), pooling
+        # to 1e-5, relative to each gradient's scale (the sums run in another order)
+        worst = max(((ga[n] - gb[n]).abs().max() / gb[n].abs().max().clamp(min=1.0)).item() for n in ga)
+        assert ga.keys() == gb.keys() and worst < 1e-5, (pooling, worst)

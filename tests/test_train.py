@@ -81,3 +81,38 @@ def test_bad_model_sizes():
         VSEConfig(embed_dim=0)
     with pytest.raises(ValueError, match="VSEConfig or TERANConfig"):
         TrainConfig(model="vse")
+
+
+def test_valid_region_mlp_gives_the_masked_mean_loss_and_gradients(data):
+    """Speed (issue 13): VSEModel.encode_image runs its MLP on the valid regions only. A fixed
+    batch gives the loss and gradients of the masked mean over all padded regions to 1e-5."""
+    from itmlib.data.inputs import region_inputs
+    from itmlib.losses import triplet_loss
+    from itmlib.losses.triplet import positive_mask_from_ids
+    from itmlib.models import build_model
+
+    tr, _ = data
+    torch.manual_seed(0)
+    model, vocab = build_model(VSEConfig(embed_dim=32, word_dim=32, hidden_dim=64), tr)
+    cap_idx = torch.arange(0, 96, 3).numpy()
+    img_idx = tr.img_of_caption[cap_idx]
+    f, m = region_inputs(tr, img_idx)
+    assert 0 < m.float().mean() < 1            # the batch has padded regions to skip
+    tok, ln = vocab.encode([tr.captions[i] for i in cap_idx])
+
+    def masked_mean_reference(feats, mask):   # the encoder before the change
+        h = model.region_mlp(feats)
+        mm = mask.unsqueeze(-1).to(h.dtype)
+        return torch.nn.functional.normalize((h * mm).sum(1) / mm.sum(1).clamp(min=1.0), dim=-1)
+
+    same = positive_mask_from_ids(torch.from_numpy(img_idx))
+    out = []
+    for enc in (model.encode_image, masked_mean_reference):
+        model.zero_grad()
+        loss = triplet_loss(enc(f, m) @ model.encode_text(tok, ln).T, 0.2, True, same)
+        loss.backward()
+        out.append((loss.detach(), {n: p.grad.clone() for n, p in model.named_parameters()}))
+    (la, ga), (lb, gb) = out
+    assert torch.allclose(la, lb, atol=1e-5)
+    assert all(torch.allclose(ga[n], gb[n], atol=1e-5) for n in ga)
+    assert ga["region_mlp.0.weight"].abs().sum() > 0

@@ -296,11 +296,19 @@ class TERANModel(nn.Module):
 
     # ----- scores -----------------------------------------------------------------------------------
     def batch_scores(self, feats: torch.Tensor, mask: torch.Tensor, text: dict[str, torch.Tensor]) -> torch.Tensor:
-        """Training scores (B_images, B_captions) of one batch, with gradients."""
+        """Training scores (B_images, B_captions) of one batch, with gradients.
+
+        The alignment (B_i x B_t x R x W, the batch's biggest tensor) is built only over the
+        span of region and word slots that some item of the batch uses: the image CLS slot and
+        the regions past the batch's largest region count are masked for every image, so
+        leaving them out changes no score (the masks exclude them; equal up to float rounding,
+        tested) and cuts the alignment's work by about a third on the synthetic world."""
         reg, rmask, ig = self.encode_regions(feats, mask)
         wrd, wmask, tg = self.encode_words(text)
         if self.cfg.objective == "global":
             return ig @ tg.T
+        reg, rmask = _used_span(reg, rmask)
+        wrd, wmask = _used_span(wrd, wmask)
         A = torch.einsum("ird,twd->itrw", reg, wrd)
         return pool_alignments(A, rmask, wmask, self.cfg.pooling)
 
@@ -338,6 +346,15 @@ class TERANModel(nn.Module):
             return (f.image_global @ f.text_global.T).numpy()
         return score_matrix(f.regions, f.region_mask, f.words, f.word_mask, pooling or self.cfg.pooling,
                             device=device)
+
+
+def _used_span(tokens: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """``tokens`` (B, L, d) and ``mask`` (B, L) cut to the slots from the first to the last that any row uses."""
+    used = mask.any(dim=0).nonzero()
+    if used.numel() == 0:
+        return tokens[:, :1], mask[:, :1]
+    lo, hi = int(used[0]), int(used[-1]) + 1
+    return tokens[:, lo:hi], mask[:, lo:hi]
 
 
 @torch.no_grad()
