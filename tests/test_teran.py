@@ -314,3 +314,35 @@ def test_batch_scores_over_the_used_slots_equal_the_full_alignment(smoke_split):
         # to 1e-5, relative to each gradient's scale (the sums run in another order)
         worst = max(((ga[n] - gb[n]).abs().max() / gb[n].abs().max().clamp(min=1.0)).item() for n in ga)
         assert ga.keys() == gb.keys() and worst < 1e-5, (pooling, worst)
+
+
+@pytest.mark.parametrize("pooling", POOLINGS)
+def test_pooling_gradients_equal_the_amax_reference(pooling):
+    """Speed (issue 13): the poolings take max(dim).values, not amax; without ties both send the
+    gradient to the same arg-max, so values and gradients agree (to 1e-6 here)."""
+    g = torch.Generator().manual_seed(3)
+    A = torch.rand(5, 4, 7, 6, generator=g).requires_grad_(True)      # (Bi, Bt, R, W)
+    rm = torch.rand(5, 7, generator=g) > 0.3
+    wm = torch.rand(4, 6, generator=g) > 0.3
+    rm[:, 0], wm[:, 0] = True, True
+
+    def amax_reference(A):                    # A (Bi, Bt, R, W), the poolings before the change
+        neg = torch.finfo(A.dtype).min
+        out = 0
+        if pooling in ("mrsw", "symm", "mravgw"):
+            best = A.masked_fill(~rm[:, None, :, None], neg).amax(dim=2)          # (Bi, Bt, W)
+            s = torch.where(wm[None], best, 0.0).sum(2)
+            out = out + (s / wm.sum(1).clamp(min=1)[None] if pooling == "mravgw" else s)
+        if pooling in ("mwsr", "symm"):
+            best = A.masked_fill(~wm[None, :, None, :], neg).amax(dim=3)          # (Bi, Bt, R)
+            out = out + torch.where(rm[:, None, :], best, 0.0).sum(2)
+        return out
+
+    A2 = A.detach().clone().requires_grad_(True)
+    new = pool_alignments(A, rm, wm, pooling)
+    ref = amax_reference(A2)
+    assert torch.allclose(new, ref, atol=1e-6)
+    w = torch.rand(new.shape, generator=g)
+    (new * w).sum().backward()
+    (ref * w).sum().backward()
+    assert torch.allclose(A.grad, A2.grad, atol=1e-6)
