@@ -20,7 +20,7 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-__all__ = ["summarize", "compare", "claim_verdict", "judge_claims", "CLAIM_COLUMNS", "SPREAD_FACTOR"]
+__all__ = ["summarize", "paired_differences", "compare", "claim_verdict", "judge_claims", "CLAIM_COLUMNS", "SPREAD_FACTOR"]
 
 #: a difference counts when it exceeds this many standard deviations of the paired seed differences
 SPREAD_FACTOR = 2.0
@@ -47,6 +47,22 @@ def summarize(runs: pd.DataFrame, by: list[str], columns: list[str] | None = Non
     return out.reset_index()
 
 
+def paired_differences(runs: pd.DataFrame, base: str, new: str, metric: str, pair_by: str = "seed"
+                       ) -> tuple[pd.Series, pd.Series, pd.Series, float, float, bool]:
+    """(base values, new values, paired d = new - base, mean d, std d, whether |mean d| > 2 std d).
+
+    Rows of the two methods are paired on ``pair_by``; with fewer than two pairs the std is
+    NaN and no difference counts."""
+    a = runs[runs.method == base].set_index(pair_by)[metric].astype(float)
+    b = runs[runs.method == new].set_index(pair_by)[metric].astype(float)
+    if not (a.index.is_unique and b.index.is_unique):
+        raise ValueError(f"more than one row per {pair_by} for {base!r} or {new!r} ({metric})")
+    d = (b - a).dropna()
+    mean = float(d.mean()) if len(d) else float("nan")
+    sd = float(d.std(ddof=1)) if len(d) > 1 else float("nan")
+    return a, b, d, mean, sd, len(d) >= 2 and abs(mean) > SPREAD_FACTOR * sd
+
+
 def compare(runs: pd.DataFrame, metric: str, base: str, new: str, by: str = "fraction") -> pd.DataFrame:
     """Per group: mean of ``new`` - ``base`` on ``metric`` over paired seeds, its spread, and a verdict.
 
@@ -56,14 +72,10 @@ def compare(runs: pd.DataFrame, metric: str, base: str, new: str, by: str = "fra
     """
     out = []
     for key, g in runs.groupby(by, sort=False):
-        a = g[g.method == base].set_index("seed")[metric]
-        b = g[g.method == new].set_index("seed")[metric]
-        d = (b - a).dropna()
-        mean = float(d.mean()) if len(d) else float("nan")
-        sd = float(d.std(ddof=1)) if len(d) > 1 else float("nan")
+        a, b, d, mean, sd, beyond = paired_differences(g, base, new, metric)
         if len(d) < 2:
             verdict = "inconclusive (one seed: no spread)"
-        elif abs(mean) > SPREAD_FACTOR * sd:
+        elif beyond:
             verdict = f"{new} {'higher' if mean > 0 else 'lower'} (beyond 2x seed spread)"
         else:
             verdict = "no difference beyond the seed spread"
@@ -108,30 +120,18 @@ def claim_verdict(runs: pd.DataFrame, base: str, new: str, metric: str, expect: 
                 "ours (model vs baseline)": f"{worst:.3g} ({'max' if expect == 'at_most' else 'min'} of {len(vals)})",
                 "difference": round(float(worst - threshold), 3), "spread (std of paired diff)": np.nan,
                 "seeds": len(vals), "verdict": ("holds" if holds else "does not hold") + (" (deterministic)" if exact else "")}
-    a = runs[runs.method == base].set_index(pair_by)[metric].astype(float)
-    b = runs[runs.method == new].set_index(pair_by)[metric].astype(float)
-    if not (a.index.is_unique and b.index.is_unique):
-        raise ValueError(f"claim {claim!r}: more than one row per seed for {base!r} or {new!r}")
-    dd = (b - a).dropna()
-    d, n = float(dd.mean()) if len(dd) else float("nan"), len(dd)
-    sd = float(dd.std(ddof=1)) if n > 1 else float("nan")
-    if exact:
-        beyond = bool((dd.abs() > 1e-9).any())
+    a, b, dd, d, sd, beyond = paired_differences(runs, base, new, metric, pair_by)
+    n = len(dd)
+    holds: bool | None
+    if exact:   # deterministic: every instance must satisfy the claim
+        holds = n > 0 and {"higher": bool((dd > 1e-9).all()), "lower": bool((dd < -1e-9).all()),
+                           "same": bool((dd.abs() <= 1e-9).all())}[expect]
         note = " (deterministic, every instance)" if n > 1 else " (deterministic)"
-    else:
-        beyond = n >= 2 and abs(d) > SPREAD_FACTOR * sd
-        note = ""
-    if exact:
-        holds: bool | None = {"higher": bool((dd > 1e-9).all()), "lower": bool((dd < -1e-9).all()),
-                              "same": not beyond}[expect] and n > 0
+    elif n < 2 and expect == "same":
+        holds, note = None, "one seed: a 'no change' claim needs the seed spread (n_seeds >= 2)"
     else:
         holds = {"higher": d > 0, "lower": d < 0, "same": not beyond}[expect]
-    if not exact and n < 2 and expect == "same":
-        holds, note = None, "one seed: a 'no change' claim needs the seed spread (n_seeds >= 2)"
-    elif not exact and n < 2:
-        note = " (one seed: direction only)"
-    elif not exact and expect != "same" and not beyond:
-        note = " (within noise)"
+        note = " (one seed: direction only)" if n < 2 else (" (within noise)" if expect != "same" and not beyond else "")
     return {**row, "baseline": base, "ours (model vs baseline)": f"{b.mean():.3g} vs {a.mean():.3g}",
             "difference": round(d, 3), "spread (std of paired diff)": round(sd, 3) if n >= 2 and not exact else np.nan,
             "seeds": n, "verdict": note if holds is None else ("holds" if holds else "does not hold") + note}

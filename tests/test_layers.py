@@ -33,7 +33,7 @@ def _layer(module: str) -> int:
 def _imports(path: Path) -> set[str]:
     """itmlib modules imported by ``path`` (relative or absolute, at any depth: lazy imports count)."""
     rel = path.relative_to(PKG).with_suffix("")
-    package = list(rel.parts[:-1]) if rel.name != "__init__" else list(rel.parts[:-1])
+    package = list(rel.parts[:-1])                       # a module's package (for __init__: the package itself)
     out = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom):

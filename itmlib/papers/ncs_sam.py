@@ -27,7 +27,7 @@ from ..paper_numbers import paper_table
 from ..train import TrainConfig, TrainResult, score_batch
 
 __all__ = ["vse_config", "ablation_settings", "sam_configs", "sam_margin_samples", "summarize_margins",
-           "by_sampling", "by_triplet", "paper_rows", "with_paper_columns", "fraction_setting", "tables45_paper",
+           "by_sampling", "by_triplet", "paper_method", "with_paper_columns", "fraction_setting", "tables45_paper",
            "TABLE1_ROWS", "with_table1_columns"]
 
 
@@ -160,7 +160,7 @@ def by_triplet(runs: pd.DataFrame, configs: dict[str, TrainConfig],
     return out.drop(columns="keep_triplet")
 
 
-def paper_rows(method: str, model: str = "CVSE") -> str:
+def paper_method(method: str, model: str = "CVSE") -> str:
     """The paper's row name for one of our methods: VSE++ -> "CVSE (public code)", VSE++ + SAM -> "CVSE+SAM"."""
     return f"{model}+SAM" if "SAM" in method else f"{model} (public code)"
 
@@ -176,7 +176,7 @@ def with_paper_columns(table: pd.DataFrame, key: str, setting: pd.Series | str, 
     for model in models:
         for col in columns:
             out[f"paper_{col} ({model}, F30K)"] = [
-                paper.loc[(s, paper_rows(m, model)), col] if (s, paper_rows(m, model)) in paper.index else np.nan
+                paper.loc[(s, paper_method(m, model)), col] if (s, paper_method(m, model)) in paper.index else np.nan
                 for s, m in zip(settings, out.method)]
     return out
 
