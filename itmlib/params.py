@@ -87,6 +87,13 @@ RULES: dict[str, Callable[[str, Any], Any]] = {
     "k": lambda n, v: check_positive(n, v, integer=True),
     "coco_fold": _choice(0, 1, 2, 3, 4),
     "sg_backend": _choice("spacy", "spice"),
+    "arms": _each(_choice("MT+GM", "+LM", "+PM")),
+    "phrase_settings": _each(_bool),
+    "rerank_k": _non_negative_int,
+    "rerank_ks": _each(_non_negative_int),
+    "negative_pool": lambda n, v: check_positive(n, v, integer=True),
+    "phrase_backend": _choice("gold", "spacy"),
+    "compare_vse": _bool,
 }
 
 

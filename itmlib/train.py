@@ -189,8 +189,16 @@ def train(cfg: TrainConfig, train_ds: ITMDataset, dev_ds: ITMDataset, *, dev_rel
     last, best = folder / "last.pt", folder / "best.pt"
     (folder / "config.json").write_text(json.dumps(config_dict(cfg), indent=1, sort_keys=True))
     state = _load(last) if last.is_file() else None
+    shared = None
+    if state is None and hasattr(cfg.model, "phase_one") and 0 < cfg.model.intra_epochs < cfg.epochs:
+        # a two-phase model (SSAMT): the first phase is its own run, shared by every config that agrees on it
+        p1 = dataclasses.replace(cfg, epochs=cfg.model.intra_epochs, model=cfg.model.phase_one())
+        r1 = train(p1, train_ds, dev_ds, dev_relevance=dev_relevance, ckpt_dir=ckpt_dir, name=f"{cfg.model.kind}-phase1",
+                   device=device, progress=progress)
+        shared = _load(r1.checkpoint.parent / "last.pt")
     torch.manual_seed(_epoch_seed(cfg.seed, -1))  # the initial weights
-    model, vocab = build_model(cfg.model, train_ds, Vocab(state["vocab"]) if state else None)
+    vocab_words = state["vocab"] if state else shared["vocab"] if shared else None
+    model, vocab = build_model(cfg.model, train_ds, Vocab(vocab_words) if vocab_words is not None else None)
     model.to(device)
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
     sched = torch.optim.lr_scheduler.StepLR(opt, step_size=cfg.lr_decay_epochs, gamma=0.1)
@@ -205,10 +213,16 @@ def train(cfg: TrainConfig, train_ds: ITMDataset, dev_ds: ITMDataset, *, dev_rel
         start, best_score, best_epoch = int(state["epoch"]), float(state["best_score"]), int(state["best_epoch"])
         history = [dict(h) for h in state["history"]]
         logger.info("resuming %s at epoch %d", folder.name, start)
+    elif shared:
+        model.load_state_dict(shared["model"])
+        start, history = int(shared["epoch"]), [dict(h) for h in shared["history"]]
     cider = None
     if cfg.loss == "sam" and start < cfg.epochs:
         cider = phi_index(train_ds)
-    text = model.text_inputs(train_ds.captions, vocab)
+    # a model that needs more than the captions (SSAMT: phrases and image labels) reads them off the dataset
+    text = model.dataset_inputs(train_ds, vocab) if hasattr(model, "dataset_inputs") else \
+        model.text_inputs(train_ds.captions, vocab)
+    first_selectable = model.first_selectable_epoch(cfg.epochs) if hasattr(model, "first_selectable_epoch") else 0
     t0 = time.perf_counter()
     ran = 0
     for epoch in range(start, cfg.epochs):
@@ -226,14 +240,18 @@ def train(cfg: TrainConfig, train_ds: ITMDataset, dev_ds: ITMDataset, *, dev_rel
             cap_idx = order[s:s + cfg.batch_size]
             if cap_idx.size < 2:
                 continue
-            scores, same, img_idx = score_batch(model, train_ds, text, cap_idx, device)
             hardest = cfg.max_violation and epoch >= cfg.warmup_epochs
-            if cfg.loss == "triplet":
-                loss = triplet_loss(scores, cfg.margin, hardest, same)
+            if hasattr(model, "batch_loss"):  # a model with its own losses (SSAMT, eqs. 1-4)
+                loss = model.batch_loss(train_ds, text, cap_idx, epoch=epoch, margin=cfg.margin, hardest=hardest,
+                                        device=device)
             else:
-                loss, _ = sam_loss(scores, batch_phi(cider, img_idx, cap_idx), tau=cfg.tau, sampling=cfg.sampling,
-                                   mode=cfg.sam_mode, keep_triplet=cfg.keep_triplet, margin=cfg.margin,
-                                   max_violation=hardest, positive_mask=same, generator=gen)
+                scores, same, img_idx = score_batch(model, train_ds, text, cap_idx, device)
+                if cfg.loss == "triplet":
+                    loss = triplet_loss(scores, cfg.margin, hardest, same)
+                else:
+                    loss, _ = sam_loss(scores, batch_phi(cider, img_idx, cap_idx), tau=cfg.tau, sampling=cfg.sampling,
+                                       mode=cfg.sam_mode, keep_triplet=cfg.keep_triplet, margin=cfg.margin,
+                                       max_violation=hardest, positive_mask=same, generator=gen)
             opt.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
@@ -244,7 +262,7 @@ def train(cfg: TrainConfig, train_ds: ITMDataset, dev_ds: ITMDataset, *, dev_rel
         sel = scores_dev["rsum"] if cfg.select_by == "rsum" else scores_dev["nsum"]
         history.append({"epoch": epoch + 1, "loss": float(np.mean(losses)) if losses else 0.0,
                         **{f"dev_{k}": v for k, v in scores_dev.items()}})
-        if sel > best_score:
+        if sel > best_score and epoch >= first_selectable:
             best_score, best_epoch = sel, epoch + 1
             _save(best, {"model": model.state_dict(), "epoch": epoch + 1, "config": config_dict(cfg),
                          "vocab": vocab.itos[2:]})

@@ -8,7 +8,7 @@ import numpy as np
 
 from .data.base import ITMDataset
 
-__all__ = ["show_scene", "show_word_grounding"]
+__all__ = ["show_scene", "show_word_grounding", "show_phrase_scores"]
 
 
 def show_scene(ax: Any, ds: ITMDataset, image: int, *, size: int = 256, boxes: bool = True,
@@ -64,3 +64,25 @@ def show_word_grounding(ax: Any, ds: ITMDataset, caption: int, regions: Any, reg
         out.append((w, slot, float(cos[r])))
     ax.set_title(ds.captions[caption], fontsize=7)
     return out
+
+
+def show_phrase_scores(ax: Any, parts: list[tuple[str, ...]], scores: Any, *, truth: list[bool] | None = None,
+                       title: str = "") -> None:
+    """SSAMT's Figure 3 as text on ``ax``: each token / phrase of a caption with its phrase-to-image score
+    s(p, I), blue above the caption's median, red below (darker = further), a cross on parts that are
+    false of the image (``truth`` False)."""
+    from matplotlib import colormaps
+
+    s = np.asarray(scores, dtype=float)
+    if len(parts) != len(s):
+        raise ValueError(f"one score per part: {len(parts)} parts, {len(s)} scores")
+    ax.set_axis_off()
+    ax.set_title(title, fontsize=9, loc="left")
+    span = max(float(np.abs(s - np.median(s)).max()), 1e-6)
+    cmap = colormaps["coolwarm_r"]
+    n = len(parts)
+    for j, (p, v) in enumerate(zip(parts, s)):
+        mark = "" if truth is None or truth[j] else "  ✗ false"
+        ax.text(0.0, 1 - (j + 0.5) / max(n, 1), f"{' '.join(p):<28s} {v:+.2f}{mark}", family="monospace", fontsize=8,
+                va="center", transform=ax.transAxes,
+                bbox=dict(facecolor=cmap(0.5 + 0.5 * (v - np.median(s)) / span), edgecolor="none", pad=1.5))

@@ -131,9 +131,20 @@ def _check_08(t):
     assert len(t("claims")) == 11
 
 
+def _check_06(t):
+    t3 = t("table3_ablation").set_index("method")
+    assert (t3.rsum > 5 * CHANCE_RSUM).all(), t3.rsum                       # every arm trains
+    fig3 = t("claims").set_index("id")
+    assert len(fig3) == 11
+    acc = t("table4_mismatch").set_index("method")
+    assert (acc.acc_global_i2t > 70).all()                                    # chance: 50
+    curve = t("rerank_depth").set_index("k")
+    assert curve.ms_per_query[10] > curve.ms_per_query[0]                     # re-scoring costs time
+
+
 SMOKE_CHECKS = {"00_data_tour": _check_00, "01_recall_metrics": _check_01, "02_semantic_metrics": _check_02,
                 "03_vse_baseline": _check_03, "04_sam": _check_04, "05_sam_reduced_data": _check_05,
-                "08_teran": _check_08}
+                "06_phrase_labels": _check_06, "08_teran": _check_08}
 
 
 @pytest.mark.notebook

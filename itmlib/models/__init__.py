@@ -2,6 +2,7 @@
 
 - :mod:`itmlib.models.vse`       VSE++ two-tower baseline (:class:`VSEConfig`, :class:`VSEModel`)
 - :mod:`itmlib.models.teran`     TERAN / TERN (:class:`TERANConfig`, :class:`TERANModel`)
+- :mod:`itmlib.models.ssamt`     SSAMT mask transformer (:class:`SSAMTConfig`, :class:`SSAMTModel`)
 - :mod:`itmlib.models.alignment` region-word alignment pooling (TERAN eqs. 2-4, 8) and batched scoring
 - :mod:`itmlib.models.vocab`     tokenizer and vocabulary of the GRU text encoders
 
@@ -24,12 +25,13 @@ from .vocab import Vocab
 from .vse import VSEConfig, VSEModel
 
 if TYPE_CHECKING:
+    from .ssamt import SSAMTConfig
     from .teran import TERANConfig
 
 __all__ = ["ITMModel", "ModelConfig", "build_model", "VSEConfig", "VSEModel", "Vocab", "MODEL_KINDS"]
 
-MODEL_KINDS = ("vse", "teran")
-ModelConfig = Union[VSEConfig, "TERANConfig"]
+MODEL_KINDS = ("vse", "teran", "ssamt")
+ModelConfig = Union[VSEConfig, "TERANConfig", "SSAMTConfig"]
 
 
 @runtime_checkable
@@ -49,11 +51,12 @@ class ITMModel(Protocol):
 
 
 def check_model_config(cfg: Any) -> "ModelConfig":
-    """``cfg`` if it is a model config of the course (VSEConfig or TERANConfig)."""
+    """``cfg`` if it is a model config of the course (VSEConfig, TERANConfig or SSAMTConfig)."""
+    from .ssamt import SSAMTConfig
     from .teran import TERANConfig
 
-    if not isinstance(cfg, (VSEConfig, TERANConfig)):
-        raise ValueError(f"model must be a VSEConfig or TERANConfig, got {type(cfg).__name__}")
+    if not isinstance(cfg, (VSEConfig, TERANConfig, SSAMTConfig)):
+        raise ValueError(f"model must be a VSEConfig, TERANConfig or SSAMTConfig, got {type(cfg).__name__}")
     return cfg
 
 
@@ -68,4 +71,8 @@ def build_model(cfg: "ModelConfig", train_ds: ITMDataset, vocab: Vocab | None = 
         from .teran import TERANModel
 
         return TERANModel(sized, vocab), vocab
+    if cfg.kind == "ssamt":
+        from .ssamt import SSAMTModel
+
+        return SSAMTModel(sized), vocab
     return VSEModel(sized), vocab

@@ -37,6 +37,7 @@ class PaperTable:
 
 _NCS = "Biten et al., 'Is an image worth five sentences?' (WACV 2022)"
 _TERAN = "Messina et al., TERAN (ACM TOMM 2021)"
+_SSAMT = "Fan et al., phrase-level semantic labels / SSAMT (arXiv 2109.05523)"
 
 SOURCES: dict[str, PaperTable] = {
     t.key: t
@@ -58,6 +59,15 @@ SOURCES: dict[str, PaperTable] = {
                    "image retrieval = t2i, sentence retrieval = i2t"),
         PaperTable("teran_table4", _TERAN, "Table 4",
                    "MS-COCO 1K ablations: shared weights, MrAvgw, stop-word filter, Bi-GRU/Bi-LSTM text encoders"),
+        PaperTable("ssamt_table1", _SSAMT, "Table 1",
+                   "MS-COCO 1K and Flickr30K test: Recall@K of VSE++ and SSAMT (other models omitted)"),
+        PaperTable("ssamt_table3", _SSAMT, "Table 3",
+                   "MS-COCO 1K ablation: mask transformer with global (GM), local (LM), phrase matching (PM), "
+                   "with and without phrase nodes"),
+        PaperTable("ssamt_table4", _SSAMT, "Table 4",
+                   "MS-COCO test: accuracy (%) of telling a positive pair from one sampled negative by each score"),
+        PaperTable("ssamt_table5", _SSAMT, "Table 5",
+                   "Flickr30K: Rsum with 100/75/50/25% of the training data"),
         PaperTable("teran_query_times", _TERAN, "sec. 7 (query times)",
                    "seconds per image query (5k captions) and per caption query (1k images) on a GTX 1080 Ti"),
     )

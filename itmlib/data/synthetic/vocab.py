@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 __all__ = [
     "Category", "CATEGORIES", "CATEGORY_INDEX", "HYPERNYMS", "COLORS", "COLOR_RGB", "SIZES", "PATTERNS",
-    "RELATIONS", "SPATIAL", "ACTIONS", "ACTION_RULES", "BACKGROUNDS", "NUMBER_WORDS", "noun_forms",
+    "RELATIONS", "SPATIAL", "ACTIONS", "ACTION_RULES", "BACKGROUNDS", "NUMBER_WORDS", "noun_forms", "surface_words",
 ]
 
 
@@ -122,3 +122,36 @@ def noun_forms(name: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         return (s,), (p,)
     c = CATEGORIES[CATEGORY_INDEX[name]]
     return c.synonyms, c.plural
+
+
+_FUNCTION = frozenset({"a", "an", "the", "is", "of", "to", "on", "in", "at", "piece", "pieces"})
+
+
+def surface_words() -> dict[str, frozenset[str]]:
+    """Canonical name -> the content words a caption may write for it (``dog`` -> {dog, dogs,
+    puppy, ...}, ``left_of`` -> {left}, ``striped`` -> {striped, stripes}); function words of
+    multi-word forms ("to the left of") are dropped unless the form is that word alone
+    ("on" stays out: no relation is written as a bare "on")."""
+    forms: dict[str, set[str]] = {}
+
+    def add(name: str, phrases) -> None:
+        for p in phrases:
+            words = p.split()
+            keep = [w for w in words if w not in _FUNCTION] or words
+            forms.setdefault(name, set()).update(keep)
+
+    for c in CATEGORIES:
+        add(c.name, c.synonyms + c.plural)
+    for h, (s, p) in HYPERNYMS.items():
+        add(h, (s, p))
+    for c, ws in COLOR_WORDS.items():
+        add(c, ws)
+    for s, ws in SIZE_WORDS.items():
+        add(s, ws)
+    add("striped", ("striped", "stripes"))
+    add("spotted", ("spotted", "spots"))
+    for r, ws in RELATION_WORDS.items():
+        add(r, ws)
+    for w in NUMBER_WORDS.values():
+        add(w, (w,))
+    return {k: frozenset(v) for k, v in forms.items()}

@@ -1,0 +1,245 @@
+"""Fan et al., *Constructing phrase-level semantic labels* (SSAMT, arXiv 2109.05523): the paper's home in itmlib.
+
+Notebook 06. The phrase labels and their positive/negative split live in
+:mod:`itmlib.relevance.phrases`, the mask transformer in :mod:`itmlib.models.ssamt`, the
+losses (eqs. 1-4) in :mod:`itmlib.losses.phrase`; training is the course's one loop
+(:func:`itmlib.train.train`, which runs SSAMT's phase 1 once for every arm that shares it).
+
+    L = λ_GM L_GM + λ_LM L_LM + λ_PM L_PM          (eq. 4)
+    S(I, T) = s_intra + λ_inter s_inter + λ_loc s_loc   (eq. 5)
+
+This module holds what is the paper's alone: configs by scale, the Table 3 arms, the
+evaluation bundle (Recall/NCS with re-ranking, Table 4's mismatch classification, Figure 3
+made measurable: is the lowest-scoring phrase of a negative caption a truly false one?),
+re-ranking depth against Recall and time, and the per-seed tables its claims are judged on.
+No public code exists; every choice is stated in the model module's docstring.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..config import check_choice, get_scale, resolve_device
+from ..data.base import ITMDataset
+from ..models.ssamt import SSAMTConfig
+from ..train import TrainConfig, TrainResult, evaluate
+
+__all__ = ["ARMS", "arm_name", "PAPER_NAMES", "ssamt_config", "table3_configs", "negative_pairs", "mismatch_accuracy",
+           "false_phrases", "ssamt_evaluator", "rerank_curve", "pm_gains", "true_tuples", "with_paper_columns",
+           "figure3_table"]
+
+#: Table 3's losses on top of the mask transformer (MT): λ_LM, λ_PM switched off in turn
+ARMS: dict[str, dict[str, float]] = {"MT+GM": {"local_weight": 0.0, "phrase_weight": 0.0},
+                                     "+LM": {"phrase_weight": 0.0}, "+PM": {}}
+#: our run names -> the paper's names in Tables 4 and 5
+PAPER_NAMES = {"MT+GM (w/ phrases)": "SSAMT w/o PM&LM", "+LM (w/ phrases)": "SSAMT w/o PM", "+PM (w/ phrases)": "SSAMT"}
+# widths and epochs by scale (phase 1 intra, phase 2 inter); the paper's sizes were lost in extraction
+_SIZES = {"smoke": dict(embed_dim=64, ff_dim=128, intra=2, inter=1),
+          "medium": dict(embed_dim=128, ff_dim=256, intra=4, inter=4),
+          "full": dict(embed_dim=512, ff_dim=1024, intra=10, inter=10)}
+
+
+def arm_name(arm: str, phrases: bool) -> str:
+    """``"+PM (w/ phrases)"``: a Table 3 run's name."""
+    check_choice("arm", arm, tuple(ARMS))
+    return f"{arm} ({'w/' if phrases else 'w/o'} phrases)"
+
+
+def ssamt_config(scale: str, *, arm: str = "+PM", phrases: bool = True, data: str = "", epochs: int | None = None,
+                 intra_epochs: int | None = None, lr: float = 5e-4, **model: Any) -> TrainConfig:
+    """An SSAMT :class:`~itmlib.train.TrainConfig` sized by scale: Table 3's ``arm`` with or without phrase nodes.
+    ``epochs`` is the total (phase 1 + phase 2); lr 5e-4 (the paper's peak lrs: 2e-4 intra, 6e-4 inter)."""
+    check_choice("arm", arm, tuple(ARMS))
+    sc = get_scale(scale)
+    z = _SIZES[sc.name]
+    intra = z["intra"] if intra_epochs is None else intra_epochs
+    total = epochs or intra + z["inter"]
+    mc = SSAMTConfig(embed_dim=z["embed_dim"], ff_dim=z["ff_dim"], phrases=phrases, intra_epochs=intra,
+                     **{**ARMS[arm], **model})
+    # phase 1 sums over all in-batch negatives throughout: with hardest negatives the intra transformers
+    # collapse at this lr (dev Rsum 140 -> 33 at smoke, vsepp#27), and phase 2 then draws degenerate negatives
+    return TrainConfig(epochs=total, batch_size=sc.batch_size, lr=lr, lr_decay_epochs=max(total, 1), data=data,
+                       warmup_epochs=intra, model=mc)
+
+
+def table3_configs(scale: str, *, data: str, arms: Iterable[str] = tuple(ARMS), phrase_settings: Iterable[bool] = (True, False),
+                   **kw: Any) -> dict[str, TrainConfig]:
+    """Table 3's grid: every arm with and without phrase nodes, named by :func:`arm_name`."""
+    return {arm_name(a, p): ssamt_config(scale, arm=a, phrases=bool(p), data=data, **kw)
+            for p in phrase_settings for a in arms}
+
+
+def negative_pairs(ds: ITMDataset, seed: int = 0) -> dict[str, np.ndarray]:
+    """Table 4's sampling (sec. 4.1): for every caption c of image i, another caption c⁻ (of another image)
+    and another image i⁻, seeded. Returns arrays ``image``, ``caption``, ``neg_caption``, ``neg_image``."""
+    rng = np.random.default_rng(seed)
+    img = ds.img_of_caption
+    n, m = ds.n_captions, ds.n_images
+    if m < 2:
+        raise ValueError("negative pairs need at least two images")
+    neg_c = (np.arange(n) + 5 * rng.integers(1, m, size=n)) % n      # a caption of another image
+    neg_i = (img + rng.integers(1, m, size=n)) % m                    # another image
+    return {"image": img, "caption": np.arange(n), "neg_caption": neg_c, "neg_image": neg_i}
+
+
+def mismatch_accuracy(pos: dict[str, np.ndarray], neg_caption: dict[str, np.ndarray],
+                      neg_image: dict[str, np.ndarray]) -> dict[str, float]:
+    """Table 4: percent of positive pairs scored above their sampled negative, by each score
+    (``global`` = s_inter, ``local`` = s_loc, ``phrase`` = the lowest s(p, I)); i2t against the
+    negative caption, t2i against the negative image."""
+    out = {}
+    for s in ("global", "local", "phrase"):
+        key = "inter" if s == "global" else s
+        out[f"acc_{s}_i2t"] = 100 * float(np.mean(pos[key] > neg_caption[key]))
+        out[f"acc_{s}_t2i"] = 100 * float(np.mean(pos[key] > neg_image[key]))
+    return out
+
+
+def true_tuples(ds: ITMDataset, image: int) -> set[tuple[str, ...]]:
+    """Every phrase true of a synthetic image (its scene's objects, attributes, counts, relations)."""
+    from ..data.synthetic.relevance import TUPLES, image_tuples
+
+    return {TUPLES.items[t] for t in image_tuples(ds.image_extras["scenes"][image])}
+
+
+def false_phrases(ds: ITMDataset, text: dict[str, Any], images: np.ndarray, captions: np.ndarray,
+                  nodes: Sequence[np.ndarray]) -> dict[str, float]:
+    """Figure 3 made measurable on the synthetic world, for negative pairs (image, caption of another image):
+    over pairs whose caption has both a phrase true of the image and a false one, how often the
+    lowest-scoring *phrase* is a false one (``false_hit``) against picking one at random
+    (``false_chance``); and how often a phrase the labels call negative is truly false
+    (``label_precision``: the rest are true but never said by the image's captions)."""
+    if "scenes" not in ds.image_extras:
+        raise ValueError(f"{ds.name} has no scenes: phrase truth is known on the synthetic world only")
+    hits, chance, lab_neg, lab_false = [], [], 0, 0
+    labels = text["labels"]
+    for i, c, s in zip(images, captions, nodes):
+        n_tok = int(text["lengths"][c])
+        phr = text["parts"][c][n_tok:]
+        if not phr:
+            continue
+        truth = true_tuples(ds, int(i))
+        false = np.array([p not in truth for p in phr])
+        for p, f in zip(phr, false):
+            if not labels.positive(int(i), p):
+                lab_neg += 1
+                lab_false += int(f)
+        if false.all() or not false.any():
+            continue
+        hits.append(bool(false[int(np.argmin(s[n_tok:n_tok + len(phr)]))]))
+        chance.append(false.mean())
+    nan = float("nan")
+    return {"false_hit": 100 * float(np.mean(hits)) if hits else nan,
+            "false_chance": 100 * float(np.mean(chance)) if chance else nan,
+            "false_pairs": float(len(hits)), "label_precision": 100 * lab_false / lab_neg if lab_neg else nan}
+
+
+def ssamt_evaluator(test_ds: ITMDataset, test_relevance: np.ndarray | None, *, seed: int = 0,
+                    device: str = "cpu") -> Callable[[str, TrainResult, ITMDataset], list[dict[str, Any]]]:
+    """:func:`~itmlib.grid.run_grid`'s ``evaluate_fn`` for SSAMT runs: Recall and NCS (eq. 5 with re-ranking),
+    Table 4's accuracies and, with phrase nodes on the synthetic world, Figure 3's false-phrase rates."""
+    pairs = negative_pairs(test_ds, seed)
+    device = resolve_device(device)
+
+    def fn(name: str, result: TrainResult, ds: ITMDataset) -> list[dict[str, Any]]:
+        model, vocab = result.model, result.vocab
+        text = model.dataset_inputs(ds, vocab)
+        t0 = time.perf_counter()
+        sims = model.similarity(ds, vocab, device, text=text)
+        row: dict[str, Any] = evaluate(model, vocab, ds, test_relevance, device, sims=sims)
+        row["seconds_per_query"] = (time.perf_counter() - t0) / (ds.n_images + ds.n_captions)
+        pos = model.score_pairs(ds, text, pairs["image"], pairs["caption"], device)
+        nc = model.score_pairs(ds, text, pairs["image"], pairs["neg_caption"], device)
+        ni = model.score_pairs(ds, text, pairs["neg_image"], pairs["caption"], device)
+        row |= mismatch_accuracy(pos, nc, ni)
+        if model.cfg.phrases and "scenes" in ds.image_extras:
+            row |= false_phrases(ds, text, pairs["image"], pairs["neg_caption"], nc["nodes"])
+        return [row]
+
+    return fn
+
+
+def rerank_curve(result: TrainResult, ds: ITMDataset, ks: Sequence[int] = (0, 5, 10, 20), device: str = "cpu"
+                 ) -> pd.DataFrame:
+    """Recall against the re-ranking depth k (0: intra scores alone) and the seconds per query of scoring."""
+    model, vocab = result.model, result.vocab
+    text = model.dataset_inputs(ds, vocab)
+    device = resolve_device(device)
+    rows = []
+    for k in ks:
+        t0 = time.perf_counter()
+        sims = model.similarity(ds, vocab, device, k=int(k), text=text)
+        sec = (time.perf_counter() - t0) / (ds.n_images + ds.n_captions)
+        m = evaluate(model, vocab, ds, sims=sims)
+        rows.append({"k": int(k), "rsum": m["rsum"], "i2t_r1": m["i2t_r1"], "t2i_r1": m["t2i_r1"],
+                     "ms_per_query": 1000 * sec})
+    return pd.DataFrame(rows)
+
+
+def pm_gains(runs: pd.DataFrame, metric: str = "rsum") -> pd.DataFrame:
+    """Table 5's question per seed: the gain of PM (SSAMT - SSAMT w/o PM) and of LM (w/o PM - w/o PM&LM) at
+    every fraction, plus ``method`` rows "PM gain, smallest fraction" / "PM gain, all data" for the claim."""
+    names = {v: k for k, v in PAPER_NAMES.items()}
+    rows = []
+    for (f, s), g in runs.groupby(["fraction", "seed"]):
+        v = g.set_index("method")[metric]
+        for gain, (a, b) in {"PM gain": ("SSAMT", "SSAMT w/o PM"), "LM gain": ("SSAMT w/o PM", "SSAMT w/o PM&LM")}.items():
+            if names[a] in v and names[b] in v:
+                rows.append({"fraction": f, "seed": s, "gain": gain, metric: v[names[a]] - v[names[b]]})
+    out = pd.DataFrame(rows, columns=["fraction", "seed", "gain", metric])
+    if out.empty:
+        return out.assign(method=[])
+    pm = out[out.gain == "PM gain"]
+    lo, hi = pm.fraction.min(), pm.fraction.max()
+    tagged = []
+    if hi == 1.0 and lo < hi:
+        tagged = [pm[pm.fraction == lo].assign(method="PM gain, smallest fraction"),
+                  pm[pm.fraction == hi].assign(method="PM gain, all data")]
+    return pd.concat([out.assign(method=out.gain + " at " + out.fraction.map("{:g}".format)), *tagged],
+                     ignore_index=True)
+
+
+def with_paper_columns(table: pd.DataFrame, which: str) -> pd.DataFrame:
+    """``table`` (a ``method`` column; ``fraction`` for Table 5) with the paper's numbers beside ours:
+    ``"table3"`` (paper R@1 both ways and Rsum, MS-COCO 1K), ``"table4"`` (the six accuracies, MS-COCO),
+    ``"table5"`` (Rsum at the fraction, Flickr30K), ``"table1"`` (methods ``SSAMT`` and ``VSE++``: Rsum and R@1
+    on Flickr30K, where the paper prints every VSE++ cell)."""
+    from ..paper_numbers import paper_table
+
+    check_choice("which", which, ("table1", "table3", "table4", "table5"))
+    out = table.copy()
+    if which == "table1":
+        p = paper_table("ssamt_table1")
+        p = p[p.dataset == "F30K"].set_index("model")
+        for c in ("i2t_r1", "t2i_r1", "rsum"):
+            out[f"paper {c} (F30K)"] = [p.loc[m, c] if m in p.index else np.nan for m in out.method]
+        return out
+    if which == "table3":
+        p = paper_table("ssamt_table3")
+        p["rsum"] = p[["i2t_r1", "i2t_r5", "i2t_r10", "t2i_r1", "t2i_r5", "t2i_r10"]].sum(1)
+        keyed = {arm_name(r.model, bool(r.phrases)): r for r in p.itertuples()}
+        for c in ("i2t_r1", "t2i_r1", "rsum"):
+            out[f"paper {c}"] = [getattr(keyed[m], c) if m in keyed else np.nan for m in out.method]
+        return out
+    out["paper row"] = out.method.map(PAPER_NAMES)
+    if which == "table4":
+        p = paper_table("ssamt_table4").set_index("model")
+        for c in p.columns:
+            out[f"paper {c}"] = [p.loc[r, c] if r in p.index else np.nan for r in out["paper row"]]
+        return out
+    p = paper_table("ssamt_table5").set_index(["model", "fraction"])["rsum"]
+    out["paper rsum"] = [p.get((r, float(f)), np.nan) for r, f in zip(out["paper row"], out.fraction)]
+    return out
+
+
+def figure3_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per seed: how often the lowest-scoring phrase of a negative caption is false of the image (``rate``),
+    for every run with phrase nodes, and the ``chance`` of picking a false one at random."""
+    r = runs[runs.fraction == 1.0].dropna(subset=["false_hit"])
+    model_rows = r[["seed", "method", "false_hit"]].rename(columns={"false_hit": "rate"})
+    chance = r.groupby("seed", as_index=False)["false_chance"].first().rename(columns={"false_chance": "rate"})
+    return pd.concat([model_rows, chance.assign(method="chance")], ignore_index=True)

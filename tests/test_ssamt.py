@@ -1,0 +1,166 @@
+"""SSAMT (notebook 06): phrase labels, the mask transformer's rules, the losses, batched scoring, training."""
+
+import dataclasses
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from itmlib.data.synthetic.vocab import surface_words
+from itmlib.losses.phrase import matching_loss, phrase_matching_loss
+from itmlib.models import build_model
+from itmlib.models.ssamt import SSAMTConfig, attention_mask
+from itmlib.papers.ssamt import negative_pairs, pm_gains, ssamt_config
+from itmlib.relevance.phrases import LabelIndex, canonical_phrase, label_quality, phrase_tokens, split_phrases
+
+LABELS = [("dog", "chasing", "ball"), ("dog", "brown"), ("a",), ("dog",)]
+
+
+def test_split_phrases_by_hand():
+    parts = [("dog",), ("ball",), ("cat",), ("dog", "brown"), ("dog", "black"), ("a",), "ball", ("dog", "chasing", "cat")]
+    pos, neg = split_phrases(parts, LABELS)
+    # "ball" and (ball,) are included in the triple; (dog, black) and the cat triple are not in any label
+    assert pos == [("dog",), ("ball",), ("dog", "brown"), ("a",), ("ball",)]
+    assert neg == [("cat",), ("dog", "black"), ("dog", "chasing", "cat")]
+
+
+def test_label_index_agrees_with_split_phrases():
+    rng = np.random.default_rng(0)
+    words = ["dog", "cat", "ball", "brown", "chasing", "a"]
+    labels = [[tuple(rng.choice(words, size=rng.integers(1, 4), replace=False)) for _ in range(4)] for _ in range(5)]
+    index = LabelIndex(labels)
+    for _ in range(200):
+        i = int(rng.integers(5))
+        p = tuple(rng.choice(words, size=rng.integers(1, 4), replace=False))
+        pos, _ = split_phrases([p], labels[i])
+        assert index.positive(i, p) == bool(pos)
+
+
+def test_phrase_tokens_through_surface_forms():
+    toks = "a puppy chasing the ball to the left of a cat".split()
+    sw = surface_words()
+    assert phrase_tokens(toks, ("dog", "chasing", "ball"), sw) == [1, 2, 4]
+    assert phrase_tokens(toks, ("dog", "left_of", "cat"), sw) == [1, 7, 10]
+    # real text: the lemma or its plural
+    assert phrase_tokens("two dogs on a bench".split(), ("dog",)) == [1]
+    assert canonical_phrase(("puppy", "brown"), sw) == ("dog", "brown")
+
+
+def test_label_quality_by_hand():
+    gold = [[("dog",), ("dog", "brown")], [("cat",), ("cat", "chasing", "ball")]]
+    parsed = [[("puppy",), ("puppy", "black")], [("cat",), ("ball",)]]
+    q = label_quality(gold, parsed, surface_words()).set_index("kind")
+    assert q.loc["object", "precision"] == pytest.approx(100 * 2 / 3)   # dog (from puppy) and cat right, ball extra
+    assert q.loc["object", "recall"] == 100.0
+    assert q.loc["attribute", "precision"] == 0.0
+    assert q.loc["relation", "recall"] == 0.0 and q.loc["relation", "parsed"] == 0
+
+
+def _mask_case():
+    region_valid = torch.tensor([[True, False]])          # one real region, one padding
+    token_valid = torch.tensor([[True, True, False]])     # two tokens, one padding
+    phrase_valid = torch.tensor([[True, False]])
+    cover = torch.tensor([[[True, False, False], [False, False, False]]])   # the phrase is token 0
+    return attention_mask(region_valid, token_valid, phrase_valid, cover)[0]
+
+
+def test_attention_mask_rules():
+    a = _mask_case()
+    v_g, r0, r1, t_g, w0, w1, w2, q0, q1 = range(9)
+    assert not a[t_g, r0] and a[t_g, v_g] and a[t_g, w0] and a[t_g, q0]           # rule 1: regions hidden from t_g
+    assert not a[v_g, w0] and not a[v_g, q0] and a[v_g, r0] and a[v_g, t_g]       # rule 2: words, phrases hidden from v_g
+    assert a[q0, w0] and not a[q0, w1] and a[q0, r0] and a[q0, v_g]               # rule 3: a phrase sees its own word only
+    assert a[w1, r0] and a[w1, q0] and a[r0, w1]                                  # everything else sees everything
+    assert not a[w0, r1] and not a[w0, w2] and not a[w0, q1]                      # padding hidden
+    assert bool(a.diagonal().all())
+
+
+def test_attention_mask_text_only_keeps_rule_3():
+    a = attention_mask(torch.zeros(1, 0, dtype=torch.bool), torch.tensor([[True, True]]), torch.tensor([[True]]),
+                       torch.tensor([[[False, True]]]), image=False)[0]
+    t_g, w0, w1, q0 = range(4)
+    assert a[q0, w1] and not a[q0, w0] and a[t_g, w0] and a[w0, q0]
+
+
+def test_matching_loss_by_hand():
+    loss = matching_loss(torch.tensor([0.5, 0.9]), torch.tensor([0.4, 0.0]), torch.tensor([0.1, 0.8]), margin=0.2)
+    # pair 1: [0.2-0.5+0.4]+ + [0.2-0.5+0.1]+ = 0.1; pair 2: 0 + [0.2-0.9+0.8]+ = 0.1
+    assert float(loss) == pytest.approx(0.1)
+    with pytest.raises(ValueError, match="one shape"):
+        matching_loss(torch.zeros(2), torch.zeros(3), torch.zeros(2))
+
+
+def test_phrase_matching_loss_by_hand_and_gradient():
+    s = torch.tensor([[0.3, 0.4, 0.0], [0.9, 0.1, 0.5]], requires_grad=True)
+    pos = torch.tensor([[True, False, False], [True, True, True]])
+    neg = torch.tensor([[False, True, True], [False, False, False]])   # row 2 has no negative part: no term
+    loss = phrase_matching_loss(s, pos, neg, margin=0.2)
+    # row 1: [0.2-0.3+0.4]+ = 0.3 and [0.2-0.3+0.0]+ = 0, mean 0.15
+    assert float(loss.detach()) == pytest.approx(0.15)
+    loss.backward()
+    assert torch.allclose(s.grad, torch.tensor([[-0.5, 0.5, 0.0], [0.0, 0.0, 0.0]]))
+    with pytest.raises(ValueError, match="both positive and negative"):
+        phrase_matching_loss(s.detach(), pos, pos)
+
+
+def test_negative_pairs_never_match():
+    from itmlib.data import load_dataset
+
+    ds = load_dataset("synthetic", "test", scale="smoke", progress=False)
+    p = negative_pairs(ds, seed=3)
+    assert (ds.img_of_caption[p["neg_caption"]] != p["image"]).all() and (p["neg_image"] != p["image"]).all()
+    q = negative_pairs(ds, seed=3)
+    assert all(np.array_equal(p[k], q[k]) for k in p)
+
+
+def test_pm_gains_by_hand():
+    runs = pd.DataFrame({"fraction": [1.0] * 3 + [0.25] * 3, "seed": [0] * 6,
+                         "method": ["MT+GM (w/ phrases)", "+LM (w/ phrases)", "+PM (w/ phrases)"] * 2,
+                         "rsum": [100.0, 102.0, 105.0, 50.0, 51.0, 60.0]})
+    g = pm_gains(runs).set_index("method")["rsum"]
+    assert g["PM gain, all data"] == 3.0 and g["PM gain, smallest fraction"] == 9.0
+    assert g["LM gain at 0.25"] == 1.0
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    from itmlib.data import load_dataset
+
+    train = load_dataset("synthetic", "train", scale="smoke", progress=False).subset(0.2, seed=0)
+    dev = load_dataset("synthetic", "dev", scale="smoke", progress=False)
+    return train, dev
+
+
+def test_batched_pair_scores_equal_per_pair(tiny):
+    train, _ = tiny
+    torch.manual_seed(0)
+    model, vocab = build_model(SSAMTConfig(embed_dim=32, ff_dim=64, heads=2), train)
+    text = model.dataset_inputs(train, vocab)
+    img = np.array([0, 3, 7, 1, 9, 2])
+    cap = np.array([0, 40, 3, 21, 13, 77])
+    batched = model.score_pairs(train, text, img, cap, batch_size=6)
+    one = [model.score_pairs(train, text, img[i:i + 1], cap[i:i + 1]) for i in range(len(img))]
+    for k in ("inter", "local", "phrase"):
+        assert np.allclose(batched[k], np.concatenate([o[k] for o in one]), atol=1e-5), k
+    for n, o in zip(batched["nodes"], one):
+        assert np.allclose(n, o["nodes"][0], atol=1e-5)
+
+
+def test_trained_smoke_model_beats_chance_and_shares_phase_one(tiny, tmp_path):
+    from itmlib.grid import grid_member
+    from itmlib.papers.ssamt import mismatch_accuracy
+
+    train, dev = tiny
+    base = ssamt_config("smoke", data="tiny", epochs=4, intra_epochs=2)
+    runs = {}
+    for name, cfg in {"pm": base, "no pm": base.with_model(phrase_weight=0.0)}.items():
+        _, runs[name] = grid_member(dataclasses.replace(cfg, batch_size=32), name, train, dev, ckpt_dir=str(tmp_path),
+                                    device="cpu")
+    assert len(list(tmp_path.glob("ssamt-phase1-*"))) == 1          # both arms started from one phase-1 run
+    r = runs["pm"]
+    text = r.model.dataset_inputs(dev, r.vocab)
+    p = negative_pairs(dev, 0)
+    acc = mismatch_accuracy(*(r.model.score_pairs(dev, text, p[i], p[c]) for i, c in
+                              (("image", "caption"), ("image", "neg_caption"), ("neg_image", "caption"))))
+    assert acc["acc_global_i2t"] > 58 and acc["acc_global_t2i"] > 58     # chance: 50 (1,500 pairs: std 1.3)
