@@ -1,4 +1,5 @@
-"""Losses: the hinge triplet loss (VSE++) and the Semantic Adaptive Margin (SAM)."""
+"""Losses: the hinge triplet loss (VSE++), the Semantic Adaptive Margin (SAM) and SSAMT's matching
+losses (:mod:`itmlib.losses.phrase`, eqs. 1-3)."""
 
 from .sam import SAMPLINGS, batch_phi, phi_index, sam_loss, sample_negatives
 from .triplet import triplet_loss

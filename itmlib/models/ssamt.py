@@ -34,6 +34,9 @@ linear warm-up/decay schedule, local score as the mean of its two parts, the phr
 a pair (Table 4) as the *lowest* s(p, I) over its parts, the input embeddings shared by both
 encoders. A cross-modal encoder cannot score all pairs of a test split on a CPU: evaluation
 ranks by s_intra and re-scores each query's top ``rerank_k`` with eq. 5 (:meth:`SSAMTModel.similarity`).
+
+One file over 300 lines on purpose: inputs, masks, both training phases and the re-ranking of one
+model read top to bottom, as nanoGPT's ``model.py`` does.
 """
 
 from __future__ import annotations

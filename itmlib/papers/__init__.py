@@ -2,8 +2,9 @@
 
 - :mod:`itmlib.papers.ncs_sam`  Biten et al., *Is an image worth five sentences?* (WACV 2022):
   Recall vs Semantic Recall / NCS, the SAM loss - notebooks 01-05
-- ``itmlib.papers.ssamt`` (planned, issue 14) Fan et al., phrase-level semantic labels (SSAMT):
-  phrase labels, the mask transformer, phrase matching - notebook 06_phrase_labels
+- :mod:`itmlib.papers.ssamt`    Fan et al., phrase-level semantic labels (SSAMT): the Table 3 arms,
+  mismatch classification, Figure 3 measured, re-ranking - notebook 06_phrase_labels (labels in
+  :mod:`itmlib.relevance.phrases`, model :mod:`itmlib.models.ssamt`, losses :mod:`itmlib.losses.phrase`)
 - ``itmlib.papers.neighborhoods`` (planned, issue 15) Thomas & Kovashka, *Preserving semantic
   neighborhoods* (ECCV 2020): Doc2Vec neighbours, angular N-pair and within-modality losses -
   notebook 07_semantic_neighborhoods
