@@ -14,6 +14,11 @@ the SAM margin analysis and the benchmarks. What makes runs reproducible and res
   after each epoch, ``best.pt`` for the selected epoch) and hold the config
   they came from; they are loaded with ``torch.load(weights_only=True)``; a
   finished run is returned from its checkpoint without training again;
+* a model may bring its own pieces: ``dataset_inputs(ds, vocab)`` (inputs that need more than
+  the captions), ``batch_loss(...)`` (its own losses in place of eq. 6/7),
+  ``first_selectable_epoch(epochs)``, and a config with ``phase_one()`` whose first
+  ``intra_epochs`` are trained as their own run, shared by every config that agrees on them
+  (SSAMT, :mod:`itmlib.models.ssamt`);
 * the dev score used for selection is Rsum (``select_by="rsum"``) or the NCS
   sum with ``dev_relevance`` (``"nsum"``, as the SAM code selects).
 

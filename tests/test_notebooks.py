@@ -134,8 +134,8 @@ def _check_08(t):
 def _check_06(t):
     t3 = t("table3_ablation").set_index("method")
     assert (t3.rsum > 5 * CHANCE_RSUM).all(), t3.rsum                       # every arm trains
-    fig3 = t("claims").set_index("id")
-    assert len(fig3) == 11
+    claims = t("claims").set_index("id")
+    assert len(claims) == 11
     acc = t("table4_mismatch").set_index("method")
     assert (acc.acc_global_i2t > 70).all()                                    # chance: 50
     curve = t("rerank_depth").set_index("k")

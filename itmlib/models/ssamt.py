@@ -377,12 +377,13 @@ class SSAMTModel(nn.Module):
         for s in range(0, len(images), batch_size):
             im, cp = np.asarray(images[s:s + batch_size]), np.asarray(captions[s:s + batch_size])
             f, m = region_inputs(ds, im, self.cfg.use_boxes)
-            r = self.pair_scores(f.to(device), m.to(device), self._rows(text, cp))
+            rows = self._rows(text, cp)
+            r = self.pair_scores(f.to(device), m.to(device), rows)
             nodes, valid = r["nodes"].cpu(), r["node_valid"].cpu()
             out["inter"].append(r["inter"].cpu().numpy())
             out["local"].append(r["local"].cpu().numpy())
             # the pair's phrase score: its lowest-scoring phrase node (its lowest token without phrase nodes)
-            T = r["node_valid"].shape[1] - (int(self._rows(text, cp)["kinds"].shape[1]))
+            T = rows["tokens"].shape[1]
             judged = valid.clone()
             has_phrase = valid[:, T:].any(1)
             judged[has_phrase, :T] = False

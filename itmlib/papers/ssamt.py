@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ..config import check_choice, get_scale, resolve_device
-from ..data.base import ITMDataset
+from ..data.base import CAPTIONS_PER_IMAGE, ITMDataset
 from ..models.ssamt import SSAMTConfig
 from ..train import TrainConfig, TrainResult, evaluate
 
@@ -81,7 +81,7 @@ def negative_pairs(ds: ITMDataset, seed: int = 0) -> dict[str, np.ndarray]:
     n, m = ds.n_captions, ds.n_images
     if m < 2:
         raise ValueError("negative pairs need at least two images")
-    neg_c = (np.arange(n) + 5 * rng.integers(1, m, size=n)) % n      # a caption of another image
+    neg_c = (np.arange(n) + CAPTIONS_PER_IMAGE * rng.integers(1, m, size=n)) % n      # a caption of another image
     neg_i = (img + rng.integers(1, m, size=n)) % m                    # another image
     return {"image": img, "caption": np.arange(n), "neg_caption": neg_c, "neg_image": neg_i}
 
@@ -117,12 +117,15 @@ def false_phrases(ds: ITMDataset, text: dict[str, Any], images: np.ndarray, capt
         raise ValueError(f"{ds.name} has no scenes: phrase truth is known on the synthetic world only")
     hits, chance, lab_neg, lab_false = [], [], 0, 0
     labels = text["labels"]
+    truths: dict[int, set[tuple[str, ...]]] = {}
     for i, c, s in zip(images, captions, nodes):
         n_tok = int(text["lengths"][c])
         phr = text["parts"][c][n_tok:]
         if not phr:
             continue
-        truth = true_tuples(ds, int(i))
+        if int(i) not in truths:  # each image's truth once, not once per caption
+            truths[int(i)] = true_tuples(ds, int(i))
+        truth = truths[int(i)]
         false = np.array([p not in truth for p in phr])
         for p, f in zip(phr, false):
             if not labels.positive(int(i), p):

@@ -125,14 +125,22 @@ def phrase_tokens(tokens: Sequence[str], phrase: Sequence[str],
     return [i for i, t in enumerate(tokens) if t in words]
 
 
-def canonical_phrase(p: Sequence[str], surface: Mapping[str, frozenset[str]]) -> Phrase:
-    """A parsed phrase in the gold graphs' canonical names (``(puppy, brown)`` -> ``(dog, brown)``):
-    each element maps to the canonical name one of whose surface words it contains (whole
-    surface forms first), else stays as it is."""
+def _inverse(surface: Mapping[str, frozenset[str]]) -> dict[str, str]:
+    """Surface word -> the first canonical name that writes it."""
     inverse: dict[str, str] = {}
     for name, ws in surface.items():
         for w in ws:
             inverse.setdefault(w, name)
+    return inverse
+
+
+def canonical_phrase(p: Sequence[str], surface: Mapping[str, frozenset[str]],
+                     inverse: Mapping[str, str] | None = None) -> Phrase:
+    """A parsed phrase in the gold graphs' canonical names (``(puppy, brown)`` -> ``(dog, brown)``):
+    each element maps to the canonical name one of whose surface words it contains (whole
+    surface forms first), else stays as it is. ``inverse`` (surface word -> name) is built from
+    ``surface`` when not given; pass it when mapping many phrases."""
+    inverse = _inverse(surface) if inverse is None else inverse
     out = []
     for e in p:
         if e in surface:
@@ -149,12 +157,13 @@ def label_quality(gold: Sequence[Sequence[Phrase]], parsed: Sequence[Sequence[Ph
     over captions (parsed phrases mapped to canonical names with ``surface`` first)."""
     if len(gold) != len(parsed):
         raise ValueError(f"gold and parsed must list the same captions, got {len(gold)} and {len(parsed)}")
+    inverse = _inverse(surface) if surface else {}
     rows = []
     for kind in KINDS:
         tp = n_g = n_p = 0
         for g, p in zip(gold, parsed):
             gs = {tuple(x) for x in g if phrase_kind(x) == kind}
-            ps = {canonical_phrase(x, surface) if surface else tuple(x) for x in p if phrase_kind(x) == kind}
+            ps = {canonical_phrase(x, surface, inverse) if surface else tuple(x) for x in p if phrase_kind(x) == kind}
             tp += len(gs & ps)
             n_g += len(gs)
             n_p += len(ps)
