@@ -36,7 +36,8 @@ from typing import Any
 __all__ = ["Claim", "load_claims", "claim", "claims_for", "paper_side", "paper_cells", "CLAIM_FILES"]
 
 #: paper key -> claims file beside the transcribed tables
-CLAIM_FILES = {"ncs_sam": "claims_ncs_sam.yaml", "teran": "claims_teran.yaml", "ssamt": "claims_ssamt.yaml"}
+CLAIM_FILES = {"ncs_sam": "claims_ncs_sam.yaml", "teran": "claims_teran.yaml", "ssamt": "claims_ssamt.yaml",
+               "nbr": "claims_nbr.yaml"}
 _EXPECT = ("higher", "lower", "same", "at_most", "at_least")
 _KEYS = {"id", "notebook", "paper_table", "claim", "table", "where", "pair_by", "metric", "model", "baseline",
          "expect", "threshold", "exact", "paper", "note"}

@@ -10,6 +10,7 @@ subset and the initial weights.
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
@@ -24,8 +25,9 @@ __all__ = ["grid_member", "run_grid", "checkpoint_name", "METRIC_COLUMNS"]
 
 
 def checkpoint_name(name: str) -> str:
-    """A grid method's name as a checkpoint folder prefix (no spaces, '+' or '.')."""
-    return name.replace(" ", "_").replace("+", "p").replace(".", "")
+    """A grid method's name as one checkpoint folder name: '+' becomes 'p', spaces '_', and every
+    other character outside ``[A-Za-z0-9_=-]`` (a '/' would nest folders) is dropped."""
+    return re.sub(r"[^A-Za-z0-9_=-]", "", name.replace(" ", "_").replace("+", "p"))
 
 
 def grid_member(cfg: TrainConfig, name: str, train_ds: ITMDataset, dev_ds: ITMDataset, *, fraction: float = 1.0,

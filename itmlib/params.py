@@ -54,6 +54,12 @@ def _choice(*choices: str) -> Callable[[str, Any], None]:
     return lambda name, v: check_choice(name, v, choices)
 
 
+def _nbr_arm(name: str, v: Any) -> None:
+    from .papers.neighborhoods import ARMS
+
+    check_choice(name, v, tuple(ARMS))
+
+
 def _poolings(name: str, v: Any) -> None:
     from .models.alignment import POOLINGS
 
@@ -94,6 +100,13 @@ RULES: dict[str, Callable[[str, Any], Any]] = {
     "negative_pool": lambda n, v: check_positive(n, v, integer=True),
     "phrase_backend": _choice("gold", "spacy"),
     "compare_vse": _bool,
+    "news_arms": _each(_nbr_arm),
+    "literal_arms": _each(_nbr_arm),
+    "literal_fraction": check_fraction,
+    "n_draws": lambda n, v: check_positive(n, v, integer=True),
+    "d2v_mode": _choice("paper", "code", "dbow"),
+    "neighbor_sampling": _choice("paper", "code"),
+    "coco_ks": _each(lambda n, v: check_positive(n, v, integer=True)),
 }
 
 

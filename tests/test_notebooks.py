@@ -142,9 +142,21 @@ def _check_06(t):
     assert curve.ms_per_query[10] > curve.ms_per_query[0]                     # re-scoring costs time
 
 
+def _check_07(t):
+    t1 = t("table1_nonliteral").set_index("method")
+    assert (t1.i2t_acc5 > 24).all() and (t1.t2i_acc5 > 24).all(), t1                # chance: 20 (5-way)
+    lit = t("table1_literal").set_index("method")
+    assert (lit.i2t_acc100 > 2).all(), lit                                          # chance: 1 (100-way)
+    purity = t("doc2vec_topic_purity").set_index("d2v_mode")
+    assert (purity.same_topic > purity.chance).all()
+    coco = t("coco_caption_neighbours")
+    assert (coco.recall > 5 * coco.chance).all()                                  # real text: far above chance
+    assert len(t("claims")) == 14
+
+
 SMOKE_CHECKS = {"00_data_tour": _check_00, "01_recall_metrics": _check_01, "02_semantic_metrics": _check_02,
                 "03_vse_baseline": _check_03, "04_sam": _check_04, "05_sam_reduced_data": _check_05,
-                "06_phrase_labels": _check_06, "08_teran": _check_08}
+                "06_phrase_labels": _check_06, "07_semantic_neighborhoods": _check_07, "08_teran": _check_08}
 
 
 @pytest.mark.notebook

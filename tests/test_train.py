@@ -79,7 +79,7 @@ def test_bad_knobs(kw, match):
 def test_bad_model_sizes():
     with pytest.raises(ValueError, match="embed_dim"):
         VSEConfig(embed_dim=0)
-    with pytest.raises(ValueError, match="VSEConfig, TERANConfig or SSAMTConfig"):
+    with pytest.raises(ValueError, match="VSEConfig, TERANConfig, SSAMTConfig or NbrConfig"):
         TrainConfig(model="vse")
 
 

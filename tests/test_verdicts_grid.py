@@ -145,3 +145,10 @@ def test_summarize_margins_by_hand():
     assert s.loc["a", "mean_margin"] == pytest.approx(0.2) and s.loc["a", "std_margin"] == pytest.approx(np.sqrt(0.02))
     assert s.loc["a", "mean_gold_rel_of_negative"] == pytest.approx(0.5)
     assert s.loc["a", "corr_margin_gold"] == pytest.approx(-1.0) and s.loc["b", "corr_margin_gold"] == pytest.approx(1.0)
+
+
+def test_checkpoint_name_is_one_safe_folder_name():
+    from itmlib.grid import checkpoint_name
+    assert checkpoint_name("MT+GM (w/ phrases)") == "MTpGM_w_phrases"  # a '/' nested folders before
+    assert checkpoint_name("VSE++ + SAM") == "VSEpp_p_SAM"
+    assert checkpoint_name("tau=5 soft +T") == "tau=5_soft_pT"

@@ -8,6 +8,9 @@
 * ``"synthetic"`` - the itmlib world (rendered scenes, detector-like region
   features, five captions per image with gold scene graphs, graded relevance);
   splits ``train``, ``dev`` (``val``), ``test``; sizes from ``scale``.
+* ``"synthetic_news"`` - the non-literal variant (notebook 07): one article-like text per
+  image, about the image's latent topic rather than a description of it; ``kwargs`` are
+  :class:`~itmlib.data.synthetic.news.NewsConfig` fields.
 * ``"coco"`` - real MS-COCO captions (no images); splits ``test`` (Karpathy
   5k), ``test1k-0`` ... ``test1k-4``, ``train``; CxC and ECCV positives.
 * ``"precomp"`` - SCAN/VSE precomputed features in ``data_dir``.
@@ -23,10 +26,11 @@ from .base import CAPTIONS_PER_IMAGE, ITMDataset
 from .coco import coco_folds, load_coco
 from .precomp import load_precomp
 from .synthetic import WorldConfig, load_synthetic
+from .synthetic.news import NewsConfig, load_synthetic_news
 
-__all__ = ["load_dataset", "ITMDataset", "WorldConfig", "CAPTIONS_PER_IMAGE", "coco_folds", "DATASETS"]
+__all__ = ["load_dataset", "ITMDataset", "WorldConfig", "CAPTIONS_PER_IMAGE", "coco_folds", "DATASETS", "NewsConfig"]
 
-DATASETS = ("synthetic", "coco", "precomp")
+DATASETS = ("synthetic", "synthetic_news", "coco", "precomp")
 
 
 def load_dataset(name: str, split: str, *, data_dir: str | os.PathLike[str] | None = None,
@@ -49,6 +53,9 @@ def load_dataset(name: str, split: str, *, data_dir: str | os.PathLike[str] | No
         check_choice("split", split, ("train", "dev", "val", "test"))
         return load_synthetic(split, sc.n_images(split), seed, world, cache=cache, cache_dir=data_dir,
                               progress=progress)
+    if name == "synthetic_news":
+        check_choice("split", split, ("train", "dev", "val", "test"))
+        return load_synthetic_news(split, sc.n_images(split), seed, NewsConfig(**kwargs))
     if kwargs or world is not None:
         raise ValueError(f"generator options {sorted(kwargs) or ['world']} only apply to dataset 'synthetic'")
     if name == "coco":

@@ -1,9 +1,10 @@
 """The one dataset interface shared by the synthetic world, real COCO text and
 SCAN/VSE precomputed features.
 
-An :class:`ITMDataset` holds ``n_images`` images and exactly five captions per
-image, in image order (captions ``5i .. 5i+4`` belong to image ``i``, the
-VSE/SCAN convention). Validation happens once, at construction, and every
+An :class:`ITMDataset` holds ``n_images`` images and the same number of captions
+per image, in image order: five for captioning data (captions ``5i .. 5i+4``
+belong to image ``i``, the VSE/SCAN convention), one for image-article pairs
+(``synthetic_news``, notebook 07), as ``captions_per_image`` says. Validation happens once, at construction, and every
 problem raises ``ValueError`` naming it; nothing is half-built.
 """
 
@@ -49,7 +50,7 @@ class ITMDataset:
     Attributes
     ----------
     name, split : which dataset and split this is.
-    captions : list of str, ``5 * n_images`` of them, image-major.
+    captions : list of str, ``captions_per_image * n_images`` of them, image-major.
     img_of_caption : (n_captions,) int64, the image index of every caption.
     regions : (n_images, n_regions, dim) float32 region features; COCO text has
         no images, so its array has shape (n_images, 0, 0).
@@ -62,6 +63,7 @@ class ITMDataset:
     image_extras : optional per-image lists/arrays (synthetic world: ``scenes``,
         ``object_region``), sliced along with the images by :meth:`take`.
     source : one line saying where the data came from (used in table headers).
+    captions_per_image : texts per image (5 for captions; 1 for image-article pairs).
     """
 
     name: str
@@ -77,6 +79,7 @@ class ITMDataset:
     graphs: list[dict[str, Any]] | None = None
     image_extras: dict[str, Any] = field(default_factory=dict)
     source: str = ""
+    captions_per_image: int = CAPTIONS_PER_IMAGE
     _relevance: RelevanceFn | None = field(default=None, repr=False)
     _human: RelevanceFn | None = field(default=None, repr=False)
     _render: Callable[[int, int], Any] | None = field(default=None, repr=False)
@@ -86,19 +89,22 @@ class ITMDataset:
         where = f"{self.name}/{self.split}"
         self.regions = validate_features(self.regions, where)
         n_img = self.regions.shape[0]
+        k = self.captions_per_image
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+            raise ValueError(f"{where}: captions_per_image must be a positive integer, got {k!r}")
         if not isinstance(self.captions, list):
             self.captions = list(self.captions)
         for i, c in enumerate(self.captions):
             if not isinstance(c, str) or not c.strip():
-                raise ValueError(f"{where}: caption {i} (image {i // CAPTIONS_PER_IMAGE}) is empty")
-        if len(self.captions) != CAPTIONS_PER_IMAGE * n_img:
-            raise ValueError(f"{where}: expected {CAPTIONS_PER_IMAGE} captions per image, got "
+                raise ValueError(f"{where}: caption {i} (image {i // k}) is empty")
+        if len(self.captions) != k * n_img:
+            raise ValueError(f"{where}: expected {k} captions per image, got "
                              f"{len(self.captions)} captions for {n_img} images")
         ioc = np.asarray(self.img_of_caption)
         if ioc.shape != (len(self.captions),):
             raise ValueError(f"{where}: img_of_caption has shape {ioc.shape}, expected ({len(self.captions)},)")
-        if not np.array_equal(ioc, np.repeat(np.arange(n_img), CAPTIONS_PER_IMAGE)):
-            raise ValueError(f"{where}: captions must be image-major, {CAPTIONS_PER_IMAGE} consecutive per image")
+        if not np.array_equal(ioc, np.repeat(np.arange(n_img), k)):
+            raise ValueError(f"{where}: captions must be image-major, {k} consecutive per image")
         self.img_of_caption = ioc.astype(np.int64)
         if self.boxes is not None:
             self.boxes = np.asarray(self.boxes, dtype=np.float32)
@@ -143,8 +149,9 @@ class ITMDataset:
         return self.n_captions
 
     def captions_of(self, image: int) -> list[str]:
-        """The five captions of image ``image``."""
-        return self.captions[CAPTIONS_PER_IMAGE * image: CAPTIONS_PER_IMAGE * (image + 1)]
+        """The captions of image ``image`` (five for captioning data)."""
+        k = self.captions_per_image
+        return self.captions[k * image: k * (image + 1)]
 
     @property
     def gt(self) -> sp.csr_matrix:
@@ -192,8 +199,9 @@ class ITMDataset:
         return self._human(self._image_index[i], self._caption_global(c))
 
     def _caption_global(self, c: np.ndarray) -> np.ndarray:
-        img = self._image_index[c // CAPTIONS_PER_IMAGE]
-        return img * CAPTIONS_PER_IMAGE + c % CAPTIONS_PER_IMAGE
+        k = self.captions_per_image
+        img = self._image_index[c // k]
+        return img * k + c % k
 
     def render(self, image: int, size: int = 256) -> Any:
         """The rendered RGB image (a ``PIL.Image``) of image ``image``; synthetic world only."""
@@ -207,7 +215,7 @@ class ITMDataset:
         """A seeded, image-level random subset holding ``fraction`` of the images.
 
         At least one image is kept; images keep their original order, each with
-        all five captions. The same (fraction, seed) always picks the same images.
+        all its captions. The same (fraction, seed) always picks the same images.
         """
         fraction = check_fraction("fraction", fraction)
         k = max(1, int(round(fraction * self.n_images)))
@@ -218,12 +226,13 @@ class ITMDataset:
     def take(self, images: Any, split: str | None = None) -> "ITMDataset":
         """The dataset restricted to the given image indices (in that order)."""
         keep = self._indices(images, self.n_images)
-        cap = (keep[:, None] * CAPTIONS_PER_IMAGE + np.arange(CAPTIONS_PER_IMAGE)).ravel()
+        k = self.captions_per_image
+        cap = (keep[:, None] * k + np.arange(k)).ravel()
         return ITMDataset(
             name=self.name,
             split=split or self.split,
             captions=[self.captions[j] for j in cap],
-            img_of_caption=np.repeat(np.arange(keep.size), CAPTIONS_PER_IMAGE),
+            img_of_caption=np.repeat(np.arange(keep.size), k),
             regions=self.regions[keep],
             boxes=None if self.boxes is None else self.boxes[keep],
             region_counts=None if self.region_counts is None else self.region_counts[keep],
@@ -234,6 +243,7 @@ class ITMDataset:
             image_extras={k: (v[keep] if isinstance(v, np.ndarray) else [v[j] for j in keep])
                           for k, v in self.image_extras.items()},
             source=self.source,
+            captions_per_image=k,
             _relevance=self._relevance,
             _human=self._human,
             _render=self._render,

@@ -5,9 +5,11 @@
 - :mod:`itmlib.papers.ssamt`    Fan et al., phrase-level semantic labels (SSAMT): the Table 3 arms,
   mismatch classification, Figure 3 measured, re-ranking - notebook 06_phrase_labels (labels in
   :mod:`itmlib.relevance.phrases`, model :mod:`itmlib.models.ssamt`, losses :mod:`itmlib.losses.phrase`)
-- ``itmlib.papers.neighborhoods`` (planned, issue 15) Thomas & Kovashka, *Preserving semantic
-  neighborhoods* (ECCV 2020): Doc2Vec neighbours, angular N-pair and within-modality losses -
-  notebook 07_semantic_neighborhoods
+- :mod:`itmlib.papers.neighborhoods` Thomas & Kovashka, *Preserving semantic neighborhoods*
+  (ECCV 2020): the Table 1/2/4 arms, k-way accuracy and neighbourhood preservation, Doc2Vec
+  neighbours of real COCO captions - notebook 07_semantic_neighborhoods (the non-literal world
+  :mod:`itmlib.data.synthetic.news`, Ω :mod:`itmlib.relevance.doc2vec`, model
+  :mod:`itmlib.models.semnbr`, losses :mod:`itmlib.losses.angular`)
 - :mod:`itmlib.papers.teran`    Messina et al., *TERAN* (ACM TOMM 2021) - notebook 08
 
 A paper module holds what is the paper's alone: its configs sized by scale, its

@@ -66,13 +66,18 @@ def _key(split: str, n_images: int, seed: int, cfg: WorldConfig) -> str:
     return hashlib.sha256(payload.encode()).hexdigest()[:20]
 
 
+def check_split(world: str, split: str, n: int, what: str = "n_images") -> None:
+    """A generator's split name and size, or a ``ValueError`` naming the bad one."""
+    if split not in SPLIT_CODES:
+        raise ValueError(f"{world} split must be one of {sorted(SPLIT_CODES)}, got {split!r}")
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"{what} must be a positive integer, got {n!r}")
+
+
 def generate(split: str, n_images: int, seed: int = 0, config: WorldConfig | None = None,
              progress: bool = False) -> dict[str, Any]:
     """Generate ``n_images`` images of ``split``: raw arrays and lists (no cache)."""
-    if split not in SPLIT_CODES:
-        raise ValueError(f"synthetic split must be one of {sorted(SPLIT_CODES)}, got {split!r}")
-    if isinstance(n_images, bool) or not isinstance(n_images, (int, np.integer)) or n_images < 1:
-        raise ValueError(f"n_images must be a positive integer, got {n_images!r}")
+    check_split("synthetic", split, n_images)
     cfg = config or WorldConfig()
     concepts = ConceptTable.build(cfg)
     scenes, specs, captions, graphs = [], [], [], []

@@ -158,17 +158,21 @@ def spatial_relations(box: np.ndarray, near: float = 0.08) -> list[tuple[int, in
     return rels
 
 
-def sample_scene(rng: np.random.Generator, cfg: WorldConfig) -> Scene:
-    """Draw one scene: categories, attributes, actions, then boxes."""
+def sample_scene(rng: np.random.Generator, cfg: WorldConfig, cat_p: np.ndarray | None = None,
+                 color_p: np.ndarray | None = None) -> Scene:
+    """Draw one scene: categories, attributes, actions, then boxes.
+
+    ``cat_p``/``color_p``: probabilities over :data:`CATEGORIES`/:data:`COLORS` (a news topic's
+    visual motifs, :mod:`itmlib.data.synthetic.news`); ``None`` draws uniformly (the literal world)."""
     n = int(rng.integers(cfg.min_objects, cfg.max_objects + 1))
     cats: list[int] = []
     for k in range(n):
         if k and rng.random() < cfg.duplicate_prob:
             cats.append(cats[int(rng.integers(len(cats)))])
         else:
-            cats.append(int(rng.integers(len(CATEGORIES))))
+            cats.append(int(rng.integers(len(CATEGORIES))) if cat_p is None else int(rng.choice(len(CATEGORIES), p=cat_p)))
     cat = np.array(cats)
-    color = rng.integers(len(COLORS), size=n)
+    color = rng.integers(len(COLORS), size=n) if color_p is None else rng.choice(len(COLORS), size=n, p=color_p)
     size = rng.integers(len(SIZES), size=n)
     pattern = rng.choice(len(PATTERNS), size=n, p=[0.6, 0.2, 0.2])
     names = [CATEGORIES[c].name for c in cat]

@@ -1,0 +1,195 @@
+"""Thomas & Kovashka, "Preserving semantic neighborhoods for robust cross-modal retrieval" (ECCV 2020):
+everything notebook 07 runs, in one place.
+
+- :data:`ARMS` - the methods of Tables 1, 2 and 4 (and our control arm) as
+  :class:`~itmlib.models.semnbr.NbrConfig` settings; :func:`nbr_config` / :func:`arm_configs`
+  size them by scale (the VSE++ towers of notebook 03).
+- :func:`nbr_evaluator` - the paper's evaluation for :func:`~itmlib.grid.run_grid`: k-way
+  accuracy (5-way on the non-literal world, 100-way on the literal one, several seeded
+  draws), neighbourhood preservation at ``k`` (Table 3; non-literal world), and Recall.
+- :func:`test_omega` - Ω vectors of the test texts from the Doc2Vec trained on the training texts.
+- :func:`caption_neighbor_recall` - on real COCO text: do a caption's Doc2Vec neighbours recover its
+  image's other captions and the CxC / ECCV Caption positives?
+- :func:`with_paper_columns` - the paper's numbers beside ours.
+
+Scale choices (stated in the notebook): ``n_neighbors`` 200 as the paper at medium and full,
+40 at smoke (1,500 texts: 200 would span three topics); Doc2Vec ``min_count`` 20 at full, 10 at
+medium, 3 at smoke (the paper's 20 is for 246k articles); neighbourhood preservation at 200 at
+full, 50 at medium and 10 at smoke (200 of the paper's ~24k test articles is under 1%; 200 of
+our 1,000 would be a fifth of the split); 3 epochs at smoke.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..config import check_choice, get_scale, resolve_device
+from ..data.base import ITMDataset
+from ..metrics import k_way_accuracy, neighborhood_preservation, retrieval_recall
+from ..models.semnbr import NbrConfig
+from ..relevance.doc2vec import Doc2VecSettings, doc_vectors, train_doc2vec
+from ..train import TrainConfig, TrainResult
+
+__all__ = ["ARMS", "TABLE1", "TABLE2", "TABLE4", "CONTROL", "nbr_config", "arm_configs", "nbr_evaluator",
+           "test_omega", "caption_neighbor_recall", "with_paper_columns", "kway_k", "preservation_k", "doc2vec_settings",
+           "scale_note", "topic_purity", "PAPER_DATASETS"]
+
+#: method -> NbrConfig fields (names as the paper's tables; OURS is the angular variant)
+ARMS: dict[str, dict[str, Any]] = {
+    "ANG+NP+SYM": dict(loss="angular", within="none"),
+    "OURS (Img NNs)": dict(loss="angular", within="ours", neighbors="image"),
+    "OURS": dict(loss="angular", within="ours", neighbors="text"),
+    "TRIP+NP+SYM": dict(loss="triplet", within="none"),
+    "OURS (TRIP)": dict(loss="triplet", within="ours", neighbors="text"),
+    "VSE++": dict(loss="vsepp", within="none"),
+    "VSE++ + OURS": dict(loss="vsepp", within="ours", neighbors="text"),
+    "OURS (random NNs)": dict(loss="angular", within="ours", neighbors="random"),
+    "OURS - L_text": dict(loss="angular", within="ours", neighbors="text", alpha=0.0),
+    "OURS - L_img": dict(loss="angular", within="ours", neighbors="text", beta=0.0),
+    "STRUC (GT, Text)": dict(loss="triplet", within="struc", neighbors="gt", struc_space="text"),
+    "STRUC (NN, Text)": dict(loss="triplet", within="struc", neighbors="text", struc_space="text"),
+    "STRUC (NN, Img)": dict(loss="triplet", within="struc", neighbors="text", struc_space="image"),
+}
+TABLE1 = ("ANG+NP+SYM", "OURS (Img NNs)", "OURS", "TRIP+NP+SYM", "OURS (TRIP)", "VSE++", "VSE++ + OURS")
+TABLE2 = ("OURS (TRIP)", "STRUC (GT, Text)", "STRUC (NN, Text)", "STRUC (NN, Img)")
+TABLE4 = ("OURS", "OURS - L_text", "OURS - L_img")
+#: the mechanism's control: every extra term and batch item of OURS, neighbours drawn at random
+CONTROL = "OURS (random NNs)"
+#: our world -> the paper's datasets it stands in for
+PAPER_DATASETS = {"synthetic_news": ("Politics", "GoodNews"), "synthetic": ("COCO",)}
+_SIZES = {"smoke": dict(embed_dim=64, n_neighbors=40, min_count=3, epochs=3, preservation_k=10),
+          "medium": dict(embed_dim=256, n_neighbors=200, min_count=10, epochs=15, preservation_k=50),
+          "full": dict(embed_dim=1024, n_neighbors=200, min_count=20, epochs=30, preservation_k=200)}
+
+
+def preservation_k(scale: str) -> int:
+    """Neighbours of Table 3's preservation at a scale (module docstring; the paper: 200)."""
+    return _SIZES[get_scale(scale).name]["preservation_k"]
+
+
+def kway_k(ds: ITMDataset) -> int:
+    """The paper's task size: 5-way for image-article pairs (Politics, GoodNews), 100-way for captions (COCO)."""
+    return 5 if ds.captions_per_image == 1 else min(100, ds.n_images)
+
+
+def doc2vec_settings(scale: str, mode: str = "code") -> Doc2VecSettings:
+    """Ω's settings at a scale (the paper's, ``min_count`` scaled; module docstring)."""
+    return Doc2VecSettings(min_count=_SIZES[get_scale(scale).name]["min_count"], mode=mode)
+
+
+def nbr_config(scale: str, arm: str, *, data: str = "", epochs: int | None = None, d2v_mode: str = "code",
+               **model: Any) -> TrainConfig:
+    """The :class:`~itmlib.train.TrainConfig` of method ``arm`` (:data:`ARMS`) at a scale: notebook 03's
+    VSE++ sizes, optimiser and epochs, the neighbour loss and Doc2Vec settings of the paper."""
+    check_choice("arm", arm, tuple(ARMS))
+    sc = get_scale(scale)
+    z = _SIZES[sc.name]
+    d = doc2vec_settings(scale, d2v_mode)
+    mc = NbrConfig(d2v_mode=d2v_mode, embed_dim=z["embed_dim"], word_dim=d.vector_size, hidden_dim=2 * z["embed_dim"],
+                   n_neighbors=z["n_neighbors"], d2v_dim=d.vector_size, d2v_window=d.window,
+                   d2v_min_count=d.min_count, d2v_epochs=d.epochs, **{**ARMS[arm], **model})
+    return TrainConfig(epochs=epochs or z["epochs"], batch_size=sc.batch_size, data=data, model=mc)
+
+
+def arm_configs(scale: str, arms: Iterable[str], **kw: Any) -> dict[str, TrainConfig]:
+    """``{arm: nbr_config(scale, arm, **kw)}`` in the order given."""
+    return {a: nbr_config(scale, a, **kw) for a in arms}
+
+
+def test_omega(train_ds: ITMDataset, test_ds: ITMDataset, settings: Doc2VecSettings) -> np.ndarray:
+    """Ω(y) of every test text: ``infer_vector`` with the Doc2Vec trained on the training texts (cached)."""
+    return doc_vectors(train_doc2vec(train_ds.captions, settings), test_ds.captions)
+
+
+def nbr_evaluator(test_ds: ITMDataset, *, omega: np.ndarray | None = None, preservation_k: int = 200,
+                  n_draws: int = 5, seed: int = 0, device: str = "cpu"
+                  ) -> Callable[[str, TrainResult, ITMDataset], list[dict[str, Any]]]:
+    """:func:`~itmlib.grid.run_grid`'s ``evaluate_fn``: k-way accuracy both ways (:func:`kway_k`),
+    Recall, and with ``omega`` (Ω of the test texts, one text per image) neighbourhood preservation of
+    images (``np_img``: an image's reference is its article's Ω) and texts (``np_txt``) at ``preservation_k``."""
+    k = kway_k(test_ds)
+    device = resolve_device(device)
+
+    def fn(name: str, result: TrainResult, ds: ITMDataset) -> list[dict[str, Any]]:
+        im, cap = result.model.embed_dataset(ds, result.vocab, device)
+        row: dict[str, Any] = k_way_accuracy(im[ds.img_of_caption], cap, k, groups=ds.img_of_caption,
+                                             n_draws=n_draws, seed=seed)
+        row |= retrieval_recall(im @ cap.T, ds.img_of_caption)
+        if omega is not None and ds.captions_per_image == 1:
+            kk = min(preservation_k, ds.n_images - 1)
+            row["np_img"] = neighborhood_preservation(im, omega, kk)
+            row["np_txt"] = neighborhood_preservation(cap, omega, kk)
+        return [row]
+
+    return fn
+
+
+def topic_purity(vectors: np.ndarray, topics: np.ndarray, k: int = 10) -> dict[str, float]:
+    """Percent of each text's ``k`` nearest (L2, as Ψ) that share its latent topic, and chance
+    (the topic's share of the other texts)."""
+    from ..knn import knn
+
+    t = np.asarray(topics)
+    idx, _ = knn(vectors, k, metric="l2")
+    counts = np.bincount(t)
+    return {"same_topic": float(100 * (t[idx] == t[:, None]).mean()),
+            "chance": float(100 * ((counts[t] - 1) / (len(t) - 1)).mean())}
+
+
+def caption_neighbor_recall(ds: ITMDataset, settings: Doc2VecSettings, train_texts: Sequence[str],
+                            ks: Sequence[int] = (5, 10, 50)) -> pd.DataFrame:
+    """Real text, no images: for every caption of ``ds``, its ``k`` nearest captions by Doc2Vec
+    (trained on ``train_texts``) - what share of its image's other captions ("same image") and of
+    the human-verified positives of its image in ``ds.positives`` (CxC, ECCV; the caption's own image's
+    ground truth excluded) they recover, against chance (k / (n − 1)). Rows: (positives, k)."""
+    from ..knn import knn
+
+    vec = doc_vectors(train_doc2vec(list(train_texts), settings), ds.captions)
+    n = ds.n_captions
+    idx, _ = knn(vec, max(ks), metric="l2")
+    gt = ds.gt.tocsr()
+    sets = {"same image": gt}
+    sets |= {name: ((m > 0).astype(np.int8) - gt.multiply(m > 0)).tocsr() for name, m in ds.positives.items()}
+    rows = []
+    for name, m in sets.items():
+        pos = m[ds.img_of_caption].tocsr()                                 # (n captions, n captions) positives
+        pos.setdiag(0)
+        pos.eliminate_zeros()
+        has = np.diff(pos.indptr) > 0
+        total = np.diff(pos.indptr)[has]
+        for k in ks:
+            hit = np.asarray(pos[np.repeat(np.arange(n), k), idx[:, :k].ravel()]).reshape(n, k).sum(1)[has]
+            rows.append({"positives": name, "k": k, "captions": int(has.sum()),
+                         "recall": float(100 * np.mean(hit / total)),
+                         "chance": float(100 * k / (n - 1))})
+    return pd.DataFrame(rows)
+
+
+def with_paper_columns(table: pd.DataFrame, which: str, world: str) -> pd.DataFrame:
+    """``table`` (``method`` column) with the paper's numbers beside ours, in percent, for the paper's
+    datasets that ``world`` stands in for (:data:`PAPER_DATASETS`): ``"table1"``/``"table2"``/``"table4"``
+    (i2t, t2i accuracy) or ``"table3"`` (preservation of images, texts)."""
+    from ..paper_numbers import paper_table
+
+    check_choice("which", which, ("table1", "table2", "table3", "table4"))
+    check_choice("world", world, tuple(PAPER_DATASETS))
+    p = paper_table(f"nbr_{which}")
+    cols = ("img", "txt") if which == "table3" else ("i2t", "t2i")
+    out = table.copy()
+    for dset in PAPER_DATASETS[world]:
+        q = p[p.dataset == dset].set_index("method")
+        if q.empty:
+            continue
+        for c in cols:
+            out[f"paper {c} ({dset})"] = [100 * q.loc[m, c] if m in q.index else np.nan for m in out.method]
+    return out
+
+
+def scale_note(scale: str) -> str:
+    """One line for table headers: what the scale changed from the paper's settings."""
+    z = _SIZES[get_scale(scale).name]
+    return (f"{z['n_neighbors']} Doc2Vec neighbours, min_count {z['min_count']}, preservation at "
+            f"{z['preservation_k']} (paper: 200, 20, 200); {z['embed_dim']}-d VSE++ towers, {z['epochs']} epochs")

@@ -1,0 +1,208 @@
+"""Thomas & Kovashka (notebook 07): losses, metrics, kNN, Doc2Vec, the non-literal world, the model."""
+
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+from itmlib.data import load_dataset
+from itmlib.knn import knn
+from itmlib.losses.angular import angular_hinge, angular_npair, struc_loss, symmetric_npair, triplet_npair
+from itmlib.metrics import k_way_accuracy, neighborhood_preservation
+from itmlib.relevance.doc2vec import CODE_FIRST_N, neighbor_table
+
+
+def _unit(*rows):
+    t = torch.tensor(rows, dtype=torch.float64)
+    return t / t.norm(dim=1, keepdim=True)
+
+
+# ----- losses ------------------------------------------------------------------
+def test_angular_smooth_npair_by_hand():
+    a, p, n = _unit([1, 0]), _unit([0, 1]), _unit([1, 0], [0, -1])
+    # f = 4 t (a + p)·n − 2 (1 + t) a·p with t = 1: n1 -> 4·1 − 0 = 4, n2 -> 4·(−1) = −4
+    want = math.log(1 + math.exp(4) + math.exp(-4))
+    assert angular_npair(a, p, n).item() == pytest.approx(want)
+    mask = torch.tensor([[False, True]])
+    assert angular_npair(a, p, n, mask).item() == pytest.approx(math.log(1 + math.exp(-4)))
+
+
+def test_angular_hinge_is_eq2_and_vanishes_where_the_smooth_form_does_not():
+    a, p, n = _unit([1, 0]), _unit([0.6, 0.8]), _unit([0.8, 0.6])
+    c = (a + p) / 2
+    eq2 = max(0.0, ((a - p) ** 2).sum().item() - 4 * ((n - c) ** 2).sum().item())
+    assert angular_hinge(a, p, n).item() == pytest.approx(eq2)
+    assert angular_npair(a, p, n, form="hinge").item() == pytest.approx(eq2)
+    # unit vectors, tan²α = 1: eq. 2 == [f − 4]_+, so at random init almost every term is 0
+    g = torch.Generator().manual_seed(0)
+    x = torch.nn.functional.normalize(torch.randn(64, 32, generator=g, dtype=torch.float64), dim=1)
+    y = torch.nn.functional.normalize(torch.randn(64, 32, generator=g, dtype=torch.float64), dim=1)
+    neg = ~torch.eye(64, dtype=torch.bool)
+    assert angular_npair(x, y, y, neg, form="hinge").item() == 0.0
+    assert angular_npair(x, y, y, neg).item() > 1.0
+
+
+def test_triplet_npair_and_symmetric_by_hand():
+    a, p, n = _unit([1, 0]), _unit([0, 1]), _unit([0, -1], [1, 0])
+    # ‖a−p‖² = 2; ‖a−n‖² = 2 and 0; m = 0.2 -> [0.2]_+ + [2.2]_+
+    assert triplet_npair(a, p, n, margin=0.2).item() == pytest.approx(2.4)
+    x, y = _unit([1, 0], [0, 1]), _unit([1, 0.1], [0.1, 1])
+    neg = ~torch.eye(2, dtype=torch.bool)
+    both = symmetric_npair(x, y, neg, "triplet", margin=0.2)
+    assert both.item() == pytest.approx((triplet_npair(x, y, y, neg) + triplet_npair(y, x, x, neg)).item())
+    with pytest.raises(ValueError, match="angular' or 'triplet"):
+        symmetric_npair(x, y, neg, "hinge")
+
+
+def test_struc_loss_by_hand_and_ignore():
+    e = _unit([1, 0], [1, 0.2], [0, 1], [-1, 0])
+    group = torch.tensor([[False, True, False, False]])           # anchor 0: neighbour 1; 2, 3 non-neighbours
+    d = lambda i, j: ((e[i] - e[j]) ** 2).sum().item()             # noqa: E731
+    want = max(0, d(0, 1) - d(0, 2) + 1.5) + max(0, d(0, 1) - d(0, 3) + 1.5)
+    assert struc_loss(e, group, 1, margin=1.5).item() == pytest.approx(want)
+    ignore = torch.tensor([[False, False, True, False]])
+    assert struc_loss(e, group, 1, margin=1.5, ignore=ignore).item() == pytest.approx(max(0, d(0, 1) - d(0, 3) + 1.5))
+
+
+def test_angular_gradients_match_finite_differences():
+    g = torch.Generator().manual_seed(1)
+    a, p, n = (torch.randn(3, 4, generator=g, dtype=torch.float64, requires_grad=True) for _ in range(3))
+    assert torch.autograd.gradcheck(lambda a, p, n: angular_npair(a, p, n), (a, p, n))
+
+
+# ----- metrics -------------------------------------------------------------------
+def test_k_way_accuracy_by_hand_and_seeded():
+    x = np.eye(4, dtype=np.float32)
+    assert k_way_accuracy(x, x, 4, n_draws=3) == {"i2t_acc4": 100.0, "t2i_acc4": 100.0}
+    # every text equal: the partner never scores strictly highest
+    assert k_way_accuracy(x, np.ones((4, 4), np.float32) / 2, 2)["i2t_acc2"] == 0.0
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((50, 8)), rng.standard_normal((50, 8))
+    assert k_way_accuracy(a, b, 5, seed=3) == k_way_accuracy(a, b, 5, seed=3)
+    # groups: two pairs of one image; the only other image's pair is always the distractor
+    img = np.array([[1, 0], [1, 0], [0, 1]], np.float32)
+    txt = np.array([[0, 1], [0, 1], [1, 0]], np.float32)                 # every pair mismatched
+    assert k_way_accuracy(img, txt, 2, groups=np.array([0, 0, 1]))["i2t_acc2"] == 0.0
+    with pytest.raises(ValueError, match="distinct images"):
+        k_way_accuracy(img, txt, 3, groups=np.array([0, 0, 1]))
+
+
+def test_neighborhood_preservation_by_hand():
+    # points on a line: 1-NN of each in the reference; the learned space swaps the order of the last two
+    ref = np.array([[0.0], [1.0], [2.0], [10.0]])
+    emb = np.array([[1.0, 0.0], [0.99, 0.14], [0.95, 0.31], [0.96, 0.28]])
+    # reference 1-NN: 0->1, 1->0 (tie 0/2 at distance 1, index order), 2->1, 3->2
+    # cosine 1-NN in emb: 0->1, 1->0, 2->3, 3->2
+    assert neighborhood_preservation(emb, ref, 1) == pytest.approx(75.0)
+
+
+# ----- kNN and neighbour tables --------------------------------------------------------
+def test_knn_exact_matches_brute_force_and_hnsw_agrees():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((300, 16)).astype(np.float32)
+    idx, dist = knn(x, 5, method="exact")
+    d = ((x[:, None] - x[None]) ** 2).sum(-1)
+    np.fill_diagonal(d, np.inf)
+    assert np.array_equal(idx, np.argsort(d, axis=1)[:, :5])
+    assert np.allclose(dist, np.sqrt(np.sort(d, axis=1)[:, :5]), atol=1e-4)
+    h, _ = knn(x, 5, method="hnsw")
+    assert not (h == np.arange(300)[:, None]).any()
+    overlap = np.mean([len(set(a) & set(b)) / 5 for a, b in zip(idx, h)])
+    assert overlap > 0.95
+
+
+def test_neighbor_table_code_mode_drops_duplicates_and_keeps_first_ten():
+    x = np.arange(30, dtype=np.float32)[:, None]
+    x[1] = x[0]                                                         # a duplicate text
+    paper = neighbor_table(x, 20, "paper")
+    code = neighbor_table(x, 20, "code")
+    assert paper.shape == (30, 20) and 1 in paper[0]
+    assert code.shape == (30, CODE_FIRST_N) and 1 not in code[0] and 0 not in code[1]
+    assert np.array_equal(code[15], paper[15][:CODE_FIRST_N])
+
+
+# ----- Doc2Vec -----------------------------------------------------------------------
+def test_doc2vec_is_identical_across_processes(tmp_path):
+    script = (
+        "import numpy as np, sys\n"
+        "from itmlib.relevance.doc2vec import Doc2VecSettings, train_doc2vec, doc_vectors\n"
+        "texts = [f'the storm hit the harbour town {i % 5} boats lost' for i in range(40)] + "
+        "[f'the senate passed the budget bill {i % 5} votes' for i in range(40)]\n"
+        "m = train_doc2vec(texts, Doc2VecSettings(vector_size=16, window=3, min_count=2, epochs=5), cache=False)\n"
+        "np.save(sys.argv[1], doc_vectors(m, texts[:5]))\n")
+    outs = []
+    for hs in ("1", "2"):
+        f = tmp_path / f"v{hs}.npy"
+        subprocess.run([sys.executable, "-c", script, str(f)], check=True, env={**os.environ, "PYTHONHASHSEED": hs})
+        outs.append(np.load(f))
+    assert np.array_equal(outs[0], outs[1])
+
+
+# ----- the non-literal world ------------------------------------------------------------
+@pytest.fixture(scope="module")
+def news():
+    return load_dataset("synthetic_news", "train", scale="smoke")
+
+
+def test_news_world_shape_and_determinism(news):
+    assert news.captions_per_image == 1 and news.n_captions == news.n_images == 1500
+    lengths = [len(t.split()) for t in news.captions]
+    assert min(lengths) >= 41 and max(lengths) <= 82                   # 40-80 words + 1-2 symbol words
+    again = load_dataset("synthetic_news", "test", scale="smoke")
+    medium_prefix = load_dataset("synthetic_news", "test", scale="medium").captions[:200]
+    assert again.captions == medium_prefix                                # pair i has its own stream
+    sub = news.subset(0.1, seed=1)
+    assert sub.n_captions == sub.n_images == 150 and sub.captions_per_image == 1
+
+
+def test_news_world_is_non_literal(news):
+    from itmlib.data.synthetic.news import world_properties
+
+    p = world_properties(news)
+    assert abs(p["names_own_object"] - p["names_random_object"]) < 4       # nouns no more than chance
+    assert p["overlap_same_topic"] > 1.8 * p["overlap_other_topic"]       # motifs tie a topic's scenes...
+    assert p["overlap_same_topic"] < 40                                   # ...loosely
+
+
+def test_dataset_rejects_a_wrong_caption_count():
+    from itmlib.data.base import ITMDataset
+
+    with pytest.raises(ValueError, match="expected 1 captions per image"):
+        ITMDataset(name="x", split="t", captions=["a", "b", "c"], img_of_caption=np.arange(3),
+                   regions=np.zeros((2, 1, 4), np.float32), captions_per_image=1)
+
+
+# ----- the model -------------------------------------------------------------------------
+def test_nbr_model_trains_a_step_and_keeps_its_word_init_on_resume(news):
+    from itmlib.models import build_model
+    from itmlib.papers.neighborhoods import nbr_config
+
+    cfg = nbr_config("smoke", "OURS").model
+    torch.manual_seed(0)
+    model, vocab = build_model(cfg, news)
+    text = model.dataset_inputs(news, vocab)
+    assert bool(model.words_ready) and model.init_word_vectors(news, vocab) == 0   # once per model
+    assert text["neighbors"].shape == (1500, 40) and (text["neighbors"] != torch.arange(1500)[:, None]).all()
+    loss = model.batch_loss(news, text, np.arange(32), epoch=0, margin=0.2, hardest=False)
+    loss.backward()
+    assert torch.isfinite(loss) and model.region_mlp[0].weight.grad.abs().sum() > 0
+    fresh, _ = build_model(cfg, news, vocab)
+    fresh.load_state_dict(model.state_dict())
+    assert bool(fresh.words_ready)                                        # a resumed run is not re-initialised
+
+
+def test_gt_and_image_candidate_tables():
+    from itmlib.models.semnbr import candidate_table
+    from itmlib.papers.neighborhoods import nbr_config
+
+    lit = load_dataset("synthetic", "test", scale="smoke")
+    gt = candidate_table(nbr_config("smoke", "STRUC (GT, Text)").model, lit)
+    assert gt.shape == (1000, 4) and set(gt[7]) == {5, 6, 8, 9}
+    img = candidate_table(nbr_config("smoke", "OURS (Img NNs)").model, lit)
+    assert (img[:, 0] // 5 != np.arange(1000) // 5).all() and (img % 5 == np.arange(1000)[:, None] % 5).all()
+    with pytest.raises(ValueError, match="several captions per image"):
+        candidate_table(nbr_config("smoke", "STRUC (GT, Text)").model, load_dataset("synthetic_news", "test"))
