@@ -7,8 +7,9 @@ after training, each document's vector is found again by iterative back-propagat
 
     Ψ(Ω(y_i)) = ⟨x_i', y_i'⟩ sampled from the k = 200 nearest training texts to y_i, i' ≠ i
 
-Settings are the paper's (sec. 3.3: 200-d, window 20, min_count 20, 20 epochs, PV-DM) with the
-public code's where the paper is silent or the two disagree. ``mode`` picks the output layer:
+Settings are the paper's (sec. 3.3: 200-d, window 20, min_count 20, 20 epochs - the public code
+runs 50 - and PV-DM), the public code's where the paper is silent, and on the output layer, where
+the two disagree, the public code's by default for a measured reason. ``mode`` picks it:
 ``"paper"`` - hierarchical softmax as sec. 3.3 says; ``"code"`` (default) - negative sampling
 (5), gensim's default that the public code actually runs; ``"dbow"`` - PV-DBOW with hierarchical
 softmax, neither's choice, for comparison. Measured on the non-literal world at medium (8,000
@@ -23,7 +24,7 @@ raw vectors. Trained on the training texts only, single-threaded and seeded
 is passed: two processes give identical vectors, tested), cached under
 ``data/cache/doc2vec/`` by a hash of the texts and settings.
 
-**Neighbour sampling** (``mode``): ``"paper"`` - uniform over all k nearest (eq. 5);
+**Neighbour sampling** (:func:`neighbor_table`'s ``mode``): ``"paper"`` - uniform over all k nearest (eq. 5);
 ``"code"`` - the public code's ``get_doc2vec_neighbors``: drop neighbours at distance 0
 (duplicates), keep the first 10, pick one uniformly.
 """
