@@ -16,7 +16,7 @@ Scale choices (stated in the notebook): ``n_neighbors`` 200 as the paper at medi
 40 at smoke (1,500 texts: 200 would span three topics); Doc2Vec ``min_count`` 20 at full, 10 at
 medium, 3 at smoke (the paper's 20 is for 246k articles); neighbourhood preservation at 200 at
 full, 50 at medium and 10 at smoke (200 of the paper's ~24k test articles is under 1%; 200 of
-our 1,000 would be a fifth of the split); 3 epochs at smoke.
+our 1,000 would be a fifth of the split).
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ TABLE4 = ("OURS", "OURS - L_text", "OURS - L_img")
 CONTROL = "OURS (random NNs)"
 #: our world -> the paper's datasets it stands in for
 PAPER_DATASETS = {"synthetic_news": ("Politics", "GoodNews"), "synthetic": ("COCO",)}
-_SIZES = {"smoke": dict(embed_dim=64, n_neighbors=40, min_count=3, epochs=3, preservation_k=10),
+_SIZES = {"smoke": dict(embed_dim=64, n_neighbors=40, min_count=3, epochs=6, preservation_k=10),
           "medium": dict(embed_dim=256, n_neighbors=200, min_count=10, epochs=15, preservation_k=50),
           "full": dict(embed_dim=1024, n_neighbors=200, min_count=20, epochs=30, preservation_k=200)}
 
