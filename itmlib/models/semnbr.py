@@ -97,7 +97,7 @@ class NbrConfig(VSEConfig):
         return (a if self.alpha < 0 else self.alpha, b if self.beta < 0 else self.beta)
 
 
-def candidate_table(cfg: NbrConfig, ds: ITMDataset, seed: int = 0) -> np.ndarray:
+def candidate_table(cfg: NbrConfig, ds: ITMDataset) -> np.ndarray:
     """(n_captions, K) candidate neighbour captions of every training caption (-1 padded), per ``cfg.neighbors``."""
     n, k = ds.n_captions, ds.captions_per_image
     if cfg.neighbors == "gt":
@@ -168,7 +168,7 @@ class NbrModel(VSEModel):
         cnt = text["n_neighbors"][cap]
         pick = (torch.rand(cap.shape) * cnt.clamp(min=1)).long()
         nb = text["neighbors"][cap].gather(1, pick[:, None]).squeeze(1)
-        return torch.where(cnt > 0, nb, cap)                             # no candidate: itself (the terms vanish)
+        return torch.where(cnt > 0, nb, cap)                             # no candidate (rare): the pair itself
 
     def batch_loss(self, ds: ITMDataset, text: dict[str, torch.Tensor], cap_idx: np.ndarray, *, epoch: int,
                    margin: float, hardest: bool, device: str = "cpu") -> torch.Tensor:
