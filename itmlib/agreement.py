@@ -12,6 +12,24 @@ For each metric: Pearson r with the human label over all pairs and over
 non-GT pairs, and ROC AUC of telling human positives from the rest. Binary GT
 relevance is 1 on GT pairs and 0 elsewhere, so on non-GT pairs it is constant:
 its correlation there is 0 by definition (the paper prints 0.00).
+
+**With 0/1 human labels the binary-GT row is decided by the sample mix.** With
+``a`` GT pairs, ``b`` non-GT positives and ``c`` negatives, GT relevance and the
+label form a 2x2 table whose Pearson r (the phi coefficient) is
+
+    r_GT = sqrt(a c / ((a + b) (b + c)))                      (:func:`binary_gt_pearson`)
+
+so choosing ``c`` chooses the verdict "metric beats GT". Random negatives are
+also far easier than CxC's judged near-misses. A statistic that does not depend
+on the mix is the ranking AUC of the non-GT positives against negatives of
+the same images, chosen by a text encoder's proxy score (``judged_pairs(...,
+negatives=..., proxy=...)``): ``"hardest"``, each image's highest-scoring
+non-positive captions, as many as it has non-GT positives (harder than the
+positives themselves, and likely to hold positives no rater saw); ``"matched"``,
+for each positive the unused non-positive caption of its image whose proxy score
+is nearest its own (the proxy's own AUC is then ~0.5 by construction, so a
+metric scores above 0.5 only with information beyond the encoder's). On the synthetic world every pair has a
+graded judgement, so :func:`agreement_table` runs on *all* pairs (no sample to choose).
 """
 
 from __future__ import annotations
@@ -22,15 +40,91 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-__all__ = ["judged_pairs", "agreement_table"]
+from .config import check_choice
+
+__all__ = ["judged_pairs", "hardest_negatives", "matched_negatives", "binary_gt_pearson", "agreement_table", "all_pairs"]
 
 
-def judged_pairs(gt: sp.spmatrix, positives: sp.spmatrix, n_random: int | None = None, seed: int = 0
+def binary_gt_pearson(a: int, b: int, c: int) -> float:
+    """Pearson r of binary GT relevance with 0/1 human labels, from the sample counts alone:
+    ``a`` GT pairs (label 1), ``b`` non-GT positives (label 1), ``c`` negatives (label 0)."""
+    if min(a, b, c) < 0 or a == 0 or c == 0:
+        raise ValueError(f"need a > 0 GT pairs, b >= 0 non-GT positives and c > 0 negatives, got {a}, {b}, {c}")
+    return float(np.sqrt(a * c / ((a + b) * (b + c))))
+
+
+def _candidates(gt: sp.spmatrix, positives: sp.spmatrix, proxy: np.ndarray) -> np.ndarray:
+    """``proxy`` with every GT and positive pair set to -inf (never a negative)."""
+    proxy = np.array(proxy, np.float64)
+    if proxy.shape != gt.shape:
+        raise ValueError(f"proxy must have the shape of gt {gt.shape}, got {proxy.shape}")
+    known = (sp.csr_matrix(gt, dtype=bool) + sp.csr_matrix(positives, dtype=bool)).tocoo()
+    proxy[known.row, known.col] = -np.inf
+    return proxy
+
+
+def hardest_negatives(gt: sp.spmatrix, positives: sp.spmatrix, proxy: np.ndarray, per_image: np.ndarray
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, cols): for each image ``i``, its ``per_image[i]`` non-GT, non-positive captions with the
+    highest ``proxy[i]`` score (ties by caption index)."""
+    proxy = _candidates(gt, positives, proxy)
+    per_image = np.asarray(per_image, np.int64)
+    rows, cols = [], []
+    for n in np.unique(per_image[per_image > 0]):
+        imgs = np.flatnonzero(per_image == n)
+        top = np.argsort(-proxy[imgs], axis=1, kind="stable")[:, :n]
+        rows.append(np.repeat(imgs, n))
+        cols.append(top.ravel())
+    if not rows:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return np.concatenate(rows), np.concatenate(cols)
+
+
+def matched_negatives(gt: sp.spmatrix, positives: sp.spmatrix, proxy: np.ndarray, pos_rows: np.ndarray,
+                      pos_cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, cols): for each positive pair (``pos_rows[t]``, ``pos_cols[t]``), the non-GT, non-positive
+    caption of the same image whose ``proxy`` score is nearest the positive's, each used once per
+    image (positives taken in order of score; ties to the lower score, then the lower index)."""
+    cand = _candidates(gt, positives, proxy)
+    proxy = np.asarray(proxy, np.float64)
+    rows, cols = [], []
+    order = np.lexsort((proxy[pos_rows, pos_cols], pos_rows))
+    for i, idx in zip(*np.unique(pos_rows[order], return_index=True)):
+        free = np.flatnonzero(np.isfinite(cand[i]))
+        free = free[np.argsort(cand[i, free], kind="stable")]
+        vals = cand[i, free]
+        used = np.zeros(free.size, bool)
+        for t in order[idx: idx + int((pos_rows == i).sum())]:
+            target = proxy[i, pos_cols[t]]
+            j = int(np.searchsorted(vals, target))
+            lo, hi = j - 1, j
+            while lo >= 0 and used[lo]:
+                lo -= 1
+            while hi < free.size and used[hi]:
+                hi += 1
+            if lo < 0 and hi >= free.size:
+                break
+            pick = lo if hi >= free.size or (lo >= 0 and target - vals[lo] <= vals[hi] - target) else hi
+            used[pick] = True
+            rows.append(i)
+            cols.append(free[pick])
+    return np.asarray(rows, np.int64), np.asarray(cols, np.int64)
+
+
+def judged_pairs(gt: sp.spmatrix, positives: sp.spmatrix, n_random: int | None = None, seed: int = 0,
+                 negatives: str = "random", proxy: np.ndarray | None = None
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(rows, cols, label, is_gt): GT pairs + non-GT positives (label 1) + random non-GT pairs (label 0).
+    """(rows, cols, label, is_gt): GT pairs + non-GT positives (label 1) + non-GT negatives (label 0).
 
-    ``n_random`` defaults to the number of non-GT positives.
+    ``negatives``: ``"random"`` non-GT pairs (``n_random``, default the number of non-GT positives);
+    ``"hardest"`` each image's highest-``proxy`` non-positive captions, as many as its non-GT
+    positives (:func:`hardest_negatives`); ``"matched"`` one per positive, the same image's
+    non-positive caption nearest it in ``proxy`` score (:func:`matched_negatives`). ``proxy``: an
+    (n_images, n_captions) text-encoder score, needed by the last two.
     """
+    negatives = check_choice("negatives", negatives, ("random", "hardest", "matched"))
+    if negatives != "random" and proxy is None:
+        raise ValueError(f"negatives={negatives!r} needs a proxy score matrix (n_images, n_captions)")
     gt = sp.csr_matrix(gt, dtype=bool)
     pos = sp.csr_matrix(positives, dtype=bool)
     if gt.shape != pos.shape:
@@ -39,6 +133,10 @@ def judged_pairs(gt: sp.spmatrix, positives: sp.spmatrix, n_random: int | None =
     extra = (pos.astype(np.int8) - pos.multiply(gt).astype(np.int8)).tocsr()
     extra.eliminate_zeros()
     e = extra.tocoo()
+    if negatives == "hardest":
+        return _stack(g, e, *hardest_negatives(gt, pos, proxy, np.diff(extra.indptr)))
+    if negatives == "matched":
+        return _stack(g, e, *matched_negatives(gt, pos, proxy, e.row.astype(np.int64), e.col.astype(np.int64)))
     n_rand = e.nnz if n_random is None else int(n_random)
     rng = np.random.default_rng(seed)
     known = set(zip(g.row.tolist(), g.col.tolist())) | set(zip(e.row.tolist(), e.col.tolist()))
@@ -53,11 +151,23 @@ def judged_pairs(gt: sp.spmatrix, positives: sp.spmatrix, n_random: int | None =
                 rc.append(b)
                 if len(rr) == n_rand:
                     break
-    rows = np.concatenate([g.row, e.row, np.array(rr, np.int64)])
-    cols = np.concatenate([g.col, e.col, np.array(rc, np.int64)])
-    label = np.concatenate([np.ones(g.nnz + e.nnz), np.zeros(n_rand)])
-    is_gt = np.concatenate([np.ones(g.nnz, bool), np.zeros(e.nnz + n_rand, bool)])
+    return _stack(g, e, np.array(rr, np.int64), np.array(rc, np.int64))
+
+
+def _stack(g: sp.coo_matrix, e: sp.coo_matrix, rr: np.ndarray, rc: np.ndarray):
+    rows = np.concatenate([g.row, e.row, rr]).astype(np.int64)
+    cols = np.concatenate([g.col, e.col, rc]).astype(np.int64)
+    label = np.concatenate([np.ones(g.nnz + e.nnz), np.zeros(rr.size)])
+    is_gt = np.concatenate([np.ones(g.nnz, bool), np.zeros(e.nnz + rr.size, bool)])
     return rows, cols, label, is_gt
+
+
+def all_pairs(gt: np.ndarray | sp.spmatrix) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(rows, cols, is_gt) of every (image, caption) pair, image-major: the synthetic world's full judgement."""
+    gt = sp.csr_matrix(gt, dtype=bool)
+    n_img, n_cap = gt.shape
+    rows, cols = np.repeat(np.arange(n_img), n_cap), np.tile(np.arange(n_cap), n_img)
+    return rows, cols, gt.toarray().ravel()
 
 
 def _pearson(x: np.ndarray, y: np.ndarray) -> float:

@@ -31,7 +31,7 @@ def checkpoint_name(name: str) -> str:
 
 
 def grid_member(cfg: TrainConfig, name: str, train_ds: ITMDataset, dev_ds: ITMDataset, *, fraction: float = 1.0,
-                seed: int = 0, dev_relevance: np.ndarray | None = None, ckpt_dir: str = "runs/checkpoints",
+                seed: int = 0, dev_relevance: np.ndarray | Mapping[str, np.ndarray] | None = None, ckpt_dir: str = "runs/checkpoints",
                 device: str = "auto", progress: bool = False) -> tuple[ITMDataset, TrainResult]:
     """Train (or load from its checkpoint) one run of :func:`run_grid`; returns (its training subset, the result).
 
@@ -49,7 +49,8 @@ def grid_member(cfg: TrainConfig, name: str, train_ds: ITMDataset, dev_ds: ITMDa
 
 def run_grid(configs: Mapping[str, TrainConfig], train_ds: ITMDataset, dev_ds: ITMDataset, test_ds: ITMDataset,
              test_relevance: np.ndarray | None = None, *, fractions: Iterable[float] = (1.0,),
-             seeds: Iterable[int] = (0,), dev_relevance: np.ndarray | None = None, ckpt_dir: str = "runs/checkpoints",
+             seeds: Iterable[int] = (0,), dev_relevance: np.ndarray | Mapping[str, np.ndarray] | None = None,
+             ckpt_dir: str = "runs/checkpoints",
              device: str = "auto", progress: bool = False,
              evaluate_fn: Callable[[str, TrainResult, ITMDataset], list[dict[str, Any]]] | None = None
              ) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -14,6 +14,14 @@ IoU >= 0.5 (a part of the object, say). Chance: one region drawn uniformly
 from the image's valid regions (mean of 1/n_regions; for ``iou50`` the share of
 regions with IoU >= 0.5). Nouns that occur twice in one caption are skipped
 (their object is ambiguous from the text alone).
+
+Two diagnostics say *how* a model misses, where accuracy alone cannot tell "random"
+from "systematically elsewhere": ``true_rank``, the mean normalised rank of the true
+region among the image's regions (0 = first, 1 = last; a random scorer gives 0.5),
+and ``wins_on_objects``, the share of words whose best region is *some* object's
+region, beside ``objects_share``, the share of regions that show an object at all
+(the rest are the detector's distractor regions): a model whose words prefer
+distractor regions grounds below chance.
 """
 
 from __future__ import annotations
@@ -86,6 +94,10 @@ def grounding_accuracy(regions: torch.Tensor, region_mask: torch.Tensor, words: 
     hit_iou = np.zeros(len(targets), bool)
     chance = np.zeros(len(targets))
     chance_iou = np.zeros(len(targets))
+    rank = np.zeros(len(targets))
+    on_obj = np.zeros(len(targets), bool)
+    obj_share = np.zeros(len(targets))
+    obj_region = ds.image_extras.get("object_region")
     for n, t in enumerate(targets.itertuples(index=False)):
         cos = word_region_scores(regions, region_mask, words, word_index, t.image, t.caption, t.word_pos)
         pred = int(np.argmax(cos)) - region_offset
@@ -97,5 +109,15 @@ def grounding_accuracy(regions: torch.Tensor, region_mask: torch.Tensor, words: 
         hit_iou[n] = box_iou(boxes[pred], boxes[t.region]) >= 0.5
         chance[n] = 1.0 / valid.sum()
         chance_iou[n] = float((iou >= 0.5).mean())
-    return {"accuracy": 100 * hit.mean(), "accuracy_iou50": 100 * hit_iou.mean(),
-            "chance": 100 * chance.mean(), "chance_iou50": 100 * chance_iou.mean(), "words": float(len(targets))}
+        true_cos = cos[t.region + region_offset]
+        rank[n] = (cos[valid] > true_cos).sum() / max(1, valid.sum() - 1)       # regions scored above the true one
+        if obj_region is not None:
+            objs = set(np.asarray(obj_region[t.image]).tolist())
+            on_obj[n] = pred in objs
+            obj_share[n] = len(objs & set(valid_slots.tolist())) / valid.sum()
+    out = {"accuracy": 100 * hit.mean(), "accuracy_iou50": 100 * hit_iou.mean(),
+           "chance": 100 * chance.mean(), "chance_iou50": 100 * chance_iou.mean(), "words": float(len(targets)),
+           "true_rank": float(rank.mean())}
+    if obj_region is not None:
+        out |= {"wins_on_objects": 100 * on_obj.mean(), "objects_share": 100 * obj_share.mean()}
+    return out

@@ -92,6 +92,7 @@ RULES: dict[str, Callable[[str, Any], Any]] = {
     "m_values": _each(lambda n, v: check_positive(n, v, integer=True)),
     "k": lambda n, v: check_positive(n, v, integer=True),
     "coco_fold": _choice(0, 1, 2, 3, 4),
+    "fig3_models": _each(_choice("VSE++", "TERAN")),
     "sg_backend": _choice("spacy", "spice"),
     "arms": _each(_choice("MT+GM", "+LM", "+PM")),
     "phrase_settings": _each(_bool),

@@ -19,13 +19,18 @@ the SAM margin analysis and the benchmarks. What makes runs reproducible and res
   ``first_selectable_epoch(epochs)``, and a config with ``phase_one()`` whose first
   ``intra_epochs`` are trained as their own run, shared by every config that agrees on them
   (SSAMT, :mod:`itmlib.models.ssamt`);
-* the dev score used for selection is Rsum (``select_by="rsum"``) or the NCS
-  sum with ``dev_relevance`` (``"nsum"``, as the SAM code selects).
+* the dev score used for selection is Rsum (``select_by="rsum"``), the NCS
+  sum with ``dev_relevance`` (``"nsum"``, as the SAM code selects), or the sum of
+  NDCG@25 over both directions and every relevance of a ``dev_relevance`` mapping
+  (``"ndcg"``, as TERAN selects, sec. 7). A mapping ``{"rouge": N1, "sg": N2}`` logs
+  ``dev_ndcg_<name>_<direction>`` and ``dev_ndcg_sum`` every epoch whatever the
+  selection (TERAN's Figs. 3/6 draw NDCG over training).
 
 SAM's CIDEr-D uses the document frequencies of the training subset actually
 used (recomputed for every reduced-data subset), through one
 :class:`~itmlib.relevance.CiderDIndex` built before the first epoch.
-Gradient clipping (norm 2), Adam, learning rate x0.1 every ``lr_decay_epochs``.
+Gradient clipping (norm 2), Adam, learning rate x0.1 every ``lr_decay_epochs``, optionally
+raised linearly from 0 over the first ``lr_warmup_iters`` iterations (TERAN's F30K config).
 With ``max_violation`` the triplet loss sums over all negatives for the first
 ``warmup_epochs`` epochs and takes the hardest negative after (VSE-infinity's
 warm-up): hardest negatives from a random start leave the loss stuck at
@@ -42,7 +47,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 import pandas as pd
@@ -53,13 +58,13 @@ from .config import check_choice, check_positive, resolve_device
 from .data.base import ITMDataset
 from .losses import SAMPLINGS, batch_phi, phi_index, sam_loss, triplet_loss
 from .losses.triplet import positive_mask_from_ids
-from .metrics import ncs, retrieval_recall
+from .metrics import ncs, ndcg, retrieval_recall
 from .data.inputs import region_inputs
 from .models import ITMModel, ModelConfig, VSEConfig, build_model, check_model_config
 from .models.vocab import Vocab
 from .paths import resolve_path
 
-__all__ = ["TrainConfig", "TrainResult", "train", "evaluate", "config_hash", "score_batch"]
+__all__ = ["TrainConfig", "TrainResult", "train", "evaluate", "dev_scores", "config_hash", "score_batch", "DEV_NDCG_K"]
 
 logger = logging.getLogger(__name__)
 
@@ -83,8 +88,9 @@ class TrainConfig:
     batch_size: int = 64
     lr: float = 1e-3                 # VSE++/CVSE use 2e-4 at 1024-d; chosen on the baseline's dev split before any SAM run
     lr_decay_epochs: int = 15
+    lr_warmup_iters: int = 0         # linear lr warm-up over the first iterations (TERAN's F30K config: 1000)
     grad_clip: float = 2.0
-    select_by: str = "rsum"          # "rsum" or "nsum" (needs dev_relevance)
+    select_by: str = "rsum"          # "rsum", "nsum" (needs a dev_relevance matrix) or "ndcg" (TERAN; a matrix or mapping)
     seed: int = 0
     data: str = ""                   # a description of the training data (part of the hash)
     model: ModelConfig = field(default_factory=VSEConfig)
@@ -94,10 +100,11 @@ class TrainConfig:
         check_choice("loss", self.loss, ("triplet", "sam"))
         check_choice("sampling", self.sampling, SAMPLINGS)
         check_choice("sam_mode", self.sam_mode, ("paper", "reference"))
-        check_choice("select_by", self.select_by, ("rsum", "nsum"))
+        check_choice("select_by", self.select_by, ("rsum", "nsum", "ndcg"))
         check_positive("tau", self.tau)
-        if self.warmup_epochs < 0:
-            raise ValueError(f"warmup_epochs must be >= 0, got {self.warmup_epochs}")
+        if self.warmup_epochs < 0 or self.lr_warmup_iters < 0:
+            raise ValueError(f"warmup_epochs and lr_warmup_iters must be >= 0, got {self.warmup_epochs}, "
+                             f"{self.lr_warmup_iters}")
         for f in ("epochs", "batch_size", "lr_decay_epochs"):
             check_positive(f, getattr(self, f), integer=True)
         check_positive("lr", self.lr)
@@ -145,6 +152,27 @@ def evaluate(model: ITMModel, vocab: Vocab, ds: ITMDataset, relevance: np.ndarra
     return out
 
 
+#: NDCG cut-off of the dev score of ``select_by="ndcg"`` (TERAN's NDCG@25)
+DEV_NDCG_K = 25
+
+
+def dev_scores(model: ITMModel, vocab: Vocab, dev_ds: ITMDataset,
+               dev_relevance: np.ndarray | Mapping[str, np.ndarray] | None, device: str = "cpu",
+               ndcg_k: int = DEV_NDCG_K) -> dict[str, float]:
+    """The per-epoch dev metrics: :func:`evaluate` (NCS with a relevance matrix) plus, with a mapping of
+    relevances (or a matrix, named ``"rel"``), NDCG@``ndcg_k`` per relevance and direction and their sum."""
+    sims = model.similarity(dev_ds, vocab, device)
+    matrix = None if dev_relevance is None or isinstance(dev_relevance, Mapping) else dev_relevance
+    out = evaluate(model, vocab, dev_ds, matrix, device, sims=sims)
+    rels = dict(dev_relevance) if isinstance(dev_relevance, Mapping) else {"rel": matrix} if matrix is not None else {}
+    if rels:
+        for name, rel in rels.items():
+            for d, v in ndcg(sims, rel, dev_ds.img_of_caption, k=ndcg_k).items():
+                out[f"ndcg_{name}_{d.split('_')[0]}"] = v
+        out["ndcg_sum"] = float(sum(v for k, v in out.items() if k.startswith("ndcg_")))
+    return out
+
+
 def _epoch_seed(seed: int, epoch: int) -> int:
     """Seed of epoch ``epoch`` (-1: the model's initial weights)."""
     return int(np.random.SeedSequence([seed, epoch + 1, 0x7EA1]).generate_state(1)[0])
@@ -177,15 +205,19 @@ def _save(path: Path, obj: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
-def train(cfg: TrainConfig, train_ds: ITMDataset, dev_ds: ITMDataset, *, dev_relevance: np.ndarray | None = None,
+def train(cfg: TrainConfig, train_ds: ITMDataset, dev_ds: ITMDataset, *,
+          dev_relevance: np.ndarray | Mapping[str, np.ndarray] | None = None,
           ckpt_dir: str | os.PathLike[str] = "runs/checkpoints", name: str = "vse", device: str = "auto",
           progress: bool = True, stop_after: int | None = None) -> TrainResult:
     """Train (or resume, or load a finished run) and return the best-on-dev model.
 
     ``stop_after``: stop after that many epochs of this call (to simulate an interruption in tests).
     """
-    if cfg.select_by == "nsum" and dev_relevance is None:
+    if cfg.select_by == "nsum" and (dev_relevance is None or isinstance(dev_relevance, Mapping)):
         raise ValueError("select_by='nsum' needs dev_relevance (an (n_images, n_captions) relevance matrix of dev)")
+    if cfg.select_by == "ndcg" and dev_relevance is None:
+        raise ValueError("select_by='ndcg' needs dev_relevance (a relevance matrix of dev, or a mapping name -> matrix, "
+                         "e.g. itmlib.papers.teran.teran_dev_relevance(dev_ds))")
     if train_ds.regions.shape[1] == 0:
         raise ValueError(f"{train_ds.name}/{train_ds.split} has no image features to train on")
     device = resolve_device(device)
@@ -240,11 +272,15 @@ def train(cfg: TrainConfig, train_ds: ITMDataset, dev_ds: ITMDataset, *, dev_rel
         model.train()
         order = rng.permutation(train_ds.n_captions)
         losses = []
-        for s in tqdm(range(0, len(order) - 1, cfg.batch_size), desc=f"epoch {epoch + 1}/{cfg.epochs}",
-                      disable=not progress, leave=False):
+        starts = range(0, len(order) - 1, cfg.batch_size)
+        for b, s in enumerate(tqdm(starts, desc=f"epoch {epoch + 1}/{cfg.epochs}", disable=not progress, leave=False)):
             cap_idx = order[s:s + cfg.batch_size]
             if cap_idx.size < 2:
                 continue
+            step = epoch * len(starts) + b             # global iteration, the same after a resume
+            if step <= cfg.lr_warmup_iters and cfg.lr_warmup_iters:   # linear lr warm-up, then the step schedule's lr
+                for g in opt.param_groups:
+                    g["lr"] = cfg.lr * 0.1 ** (epoch // cfg.lr_decay_epochs) * min(1.0, (step + 1) / cfg.lr_warmup_iters)
             hardest = cfg.max_violation and epoch >= cfg.warmup_epochs
             if hasattr(model, "batch_loss"):  # a model with its own losses (SSAMT, eqs. 1-4)
                 loss = model.batch_loss(train_ds, text, cap_idx, epoch=epoch, margin=cfg.margin, hardest=hardest,
@@ -263,8 +299,8 @@ def train(cfg: TrainConfig, train_ds: ITMDataset, dev_ds: ITMDataset, *, dev_rel
             opt.step()
             losses.append(float(loss.detach()))
         sched.step()
-        scores_dev = evaluate(model, vocab, dev_ds, dev_relevance, device)
-        sel = scores_dev["rsum"] if cfg.select_by == "rsum" else scores_dev["nsum"]
+        scores_dev = dev_scores(model, vocab, dev_ds, dev_relevance, device)
+        sel = scores_dev[{"rsum": "rsum", "nsum": "nsum", "ndcg": "ndcg_sum"}[cfg.select_by]]
         history.append({"epoch": epoch + 1, "loss": float(np.mean(losses)) if losses else 0.0,
                         **{f"dev_{k}": v for k, v in scores_dev.items()}})
         if sel > best_score and epoch >= first_selectable:

@@ -101,11 +101,81 @@ def test_semantic_recall_by_hand():
     sr = semantic_recall(SIM2, REL2, IOC2, k=1, m=1)
     assert sr["i2t_sr1"] == 0.0
     i2t = {"directions": ("i2t",)}  # the t2i gallery without the GT image has 1 item: K=2 would not fit
-    assert semantic_recall(SIM2, REL2, IOC2, k=2, m=1, **i2t) == {"i2t_sr2": 100.0}
-    assert semantic_recall(SIM2, REL2, IOC2, k=1, m=2, kind="first_hit", **i2t)["i2t_sr1"] == 100.0
-    assert semantic_recall(SIM2, REL2, IOC2, k=1, m=2, **i2t)["i2t_sr1"] == 50.0
+    assert semantic_recall(SIM2, REL2, IOC2, k=2, m=1, **i2t) == {"i2t_sr2": 100.0, "i2t_skipped": 0}
+    # m=2: image 0's set {c2, c3} holds its first retrieved c3 -> 1 hit of 2; image 1's non-GT c1 has
+    # relevance 0, so its set is {c0} alone and its first retrieved c1 is no hit (counting zeros: 100 / 50)
+    assert semantic_recall(SIM2, REL2, IOC2, k=1, m=2, kind="first_hit", **i2t)["i2t_sr1"] == 50.0
+    assert semantic_recall(SIM2, REL2, IOC2, k=1, m=2, **i2t)["i2t_sr1"] == 25.0
     with pytest.raises(ValueError, match="larger than"):
         semantic_recall(SIM2, REL2, IOC2, k=2, m=1)
+
+
+def test_semantic_recall_never_counts_zero_relevance():
+    # only GT entries relevant: every non-GT item has relevance 0, so no query has a relevant item
+    ioc = np.repeat(np.arange(4), 2)
+    rel = (ioc[None, :] == np.arange(4)[:, None]).astype(float)
+    sims = np.random.default_rng(0).random((4, 8))
+    sr = semantic_recall(sims, rel, ioc, k=2, m=1)
+    assert np.isnan(sr["i2t_sr2"]) and np.isnan(sr["t2i_sr2"])   # was 100 both ways
+    assert sr["i2t_skipped"] == 4 and sr["t2i_skipped"] == 8
+    # one relevant non-GT item for image 0 (c2), m=3: |G~_0| = 1, and the zeros image 0 retrieves never hit
+    rel[0, 2] = 0.5
+    sims = np.zeros((4, 8))
+    sims[0, [2, 4, 6]] = [0.9, 0.8, 0.7]                              # c2 first, then two zero-relevance items
+    sr = semantic_recall(sims, rel, ioc, k=3, m=3, directions=("i2t",))
+    assert sr == {"i2t_sr3": 100.0, "i2t_skipped": 3}
+    sims[0, 2] = -1.0                                                 # c2 out of the top 3: no hit at all
+    assert semantic_recall(sims, rel, ioc, k=3, m=3, directions=("i2t",))["i2t_sr3"] == 0.0
+
+
+def test_random_retriever_scores_chance_on_sparse_relevance():
+    # scene-graph-F1-like relevance: most non-GT entries are 0; a random retriever must score about k/n
+    rng = np.random.default_rng(3)
+    n, k = 300, 5
+    ioc = np.repeat(np.arange(n), 5)
+    rel = rng.random((n, 5 * n)) * (rng.random((n, 5 * n)) < 0.01)
+    rel[ioc, np.arange(5 * n)] = 1.0
+    sims = rng.random((n, 5 * n))
+    sr = semantic_recall(sims, rel, ioc, k=k, m=1, directions=("t2i",))
+    assert sr["t2i_skipped"] > 0
+    assert sr["t2i_sr5"] == pytest.approx(100 * k / (n - 1), rel=0.35)   # ~1.7, not inflated by the zeros
+
+
+# the public ncs_metric code's Semantic Recall: 3 images x 2 captions
+IOC3 = np.repeat(np.arange(3), 2)
+REL3 = np.array([[1.0, 1.0, 0.2, 0.0, 0.5, 0.0],
+                 [0.6, 0.0, 1.0, 1.0, 0.1, 0.3],
+                 [0.0, 0.4, 0.0, 0.3, 1.0, 1.0]])
+# non-GT top-1: image 0 -> c4, image 1 -> c0, image 2 -> c1; captions c0..c5 -> images 1 2 0 2 0 1
+SIM3 = np.array([[9.0, 9.0, 0.5, 0.1, 0.9, 0.2],
+                 [0.9, 0.1, 9.0, 9.0, 0.3, 0.4],
+                 [0.1, 0.9, 0.2, 0.3, 9.0, 9.0]])
+
+
+def test_semantic_recall_reference_mode_by_hand():
+    # paper mode, m=1: each query's own most relevant non-GT item; SIM3 retrieves exactly those
+    p = semantic_recall(SIM3, REL3, IOC3, k=1, m=1)
+    assert p["i2t_sr1"] == 100.0 and p["t2i_sr1"] == 100.0
+    # reference, pool 2: each caption's top-2 images, summed over the image's captions, self dropped:
+    #   image 0 (c0, c1): {0: 2.0, 1: .6, 2: .4} -> R_0 = {1};  image 1 (c2, c3): {0: .2, 2: .3} -> {2};
+    #   image 2 (c4, c5): {0: .5, 1: .3} -> {0}
+    r = semantic_recall(SIM3, REL3, IOC3, k=1, m=1, mode="reference", pool=2)
+    # t2i: a caption's set is its image's: c0 (1 in R_0) hit, c1 (2) miss, c2 (0 not in R_1) miss, c3 hit,
+    # c4 hit, c5 (1 not in R_2) miss -> 50, where the paper mode gives 100
+    assert r["t2i_sr1"] == pytest.approx(50.0)
+    # i2t: targets are both captions of each image in R_i, over 2m = 2; image 0 retrieves c4 (image 2,
+    # not R_0) 0, image 1 retrieves c0 (image 0, not R_1) 0, image 2 retrieves c1 (image 0 = R_2) 1/2
+    assert r["i2t_sr1"] == pytest.approx(100 * 0.5 / 3)
+    assert r["i2t_skipped"] == r["t2i_skipped"] == 0
+    # i2t tops out at 100/captions-per-image at k=1 even for the ideal ranking of the reference's own sets
+    ideal = np.zeros((3, 6))
+    ideal[[0, 0, 1, 1, 2, 2], [2, 3, 4, 5, 0, 1]] = [2, 1, 2, 1, 2, 1]
+    assert semantic_recall(ideal, REL3, IOC3, k=1, m=1, mode="reference", pool=2)["i2t_sr1"] == pytest.approx(50.0)
+    assert semantic_recall(ideal, REL3, IOC3, k=2, m=1, mode="reference", pool=2)["i2t_sr2"] == pytest.approx(100.0)
+    # zeros may fill the reference set: no query is skipped even where the paper mode skips
+    only_gt = (IOC3[None, :] == np.arange(3)[:, None]).astype(float)
+    assert semantic_recall(SIM3, only_gt, IOC3, k=1, m=1, mode="reference")["t2i_skipped"] == 0
+    assert semantic_recall(SIM3, only_gt, IOC3, k=1, m=1)["t2i_skipped"] == 6
 
 
 def test_semantic_recall_falls_while_hit_recall_rises_with_m():
@@ -222,3 +292,23 @@ def test_topk_helpers_match_a_full_sort_under_ties():
         full = np.argsort(-a, axis=1, kind="stable")[:, :k]
         assert np.array_equal(topk_indices(a, k), full)
         assert np.array_equal(topk_values(a, k), np.take_along_axis(a, full, axis=1))
+
+
+def test_figure3_table_pattern_and_chance_control():
+    from itmlib.papers.ncs_sam import figure3_runs, figure3_table
+    from itmlib.retrievers import random_scores
+
+    rng = np.random.default_rng(5)
+    n = 120
+    ioc = np.repeat(np.arange(n), 5)
+    rel = rng.random((n, 5 * n)) ** 4
+    rel[ioc, np.arange(5 * n)] = 1.0
+    good = rel + 0.05 * rng.standard_normal(rel.shape)     # ranks by relevance, a little noise
+    fig3 = figure3_table({"random": random_scores(n, 5 * n, seed=1), "good": good}, rel, ioc, k=5, m_values=(1, 3, 5))
+    g = fig3[fig3.retriever == "good"].set_index("m")
+    assert g["R@5 (any of m)"][5] >= g["R@5 (any of m)"][1] and g["SR@5"][5] < g["SR@5"][1]
+    r = fig3[fig3.retriever == "random"].set_index("m")
+    assert r["SR@5"].between(100 * 5 / n / 3, 100 * 5 / n * 3).all()   # chance ~ k / n whatever m
+    runs = figure3_runs(fig3)
+    assert set(runs.retriever) == {"good"} and runs.method.tolist() == ["smallest m", "largest m"]
+    assert runs.semantic_recall.tolist() == [g["SR@5"][1], g["SR@5"][5]]

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from itmlib.agreement import agreement_table, judged_pairs
+from itmlib.agreement import agreement_table, all_pairs, binary_gt_pearson, judged_pairs, matched_negatives
 from itmlib.metrics import ncs, retrieval_recall
 from itmlib.retrievers import caption_proxy, gt_first, noisy_oracle, tfidf_vectors
 from itmlib.text_encoders import SentenceEncoder
@@ -65,6 +65,55 @@ def test_judged_pairs_and_agreement_by_hand():
     assert t.loc["Binary relevance (GT)", "pearson_non_gt"] == 0.0  # constant on non-GT pairs
     # GT indicator vs labels [1,1,1,1,1,0]: r = 1/sqrt(5)... computed directly
     assert t.loc["Binary relevance (GT)", "pearson_all"] == pytest.approx(np.corrcoef(is_gt, label)[0, 1])
+
+
+def test_binary_gt_pearson_is_fixed_by_the_sample_counts():
+    # the closed form equals the measured Pearson r of the GT indicator with 0/1 labels, whatever c is
+    for a, b, c in ((4, 1, 1), (4, 1, 8), (250, 40, 40), (250, 40, 400)):
+        is_gt = np.r_[np.ones(a), np.zeros(b + c)]
+        label = np.r_[np.ones(a + b), np.zeros(c)]
+        assert binary_gt_pearson(a, b, c) == pytest.approx(np.corrcoef(is_gt, label)[0, 1])
+    assert binary_gt_pearson(250, 40, 400) > binary_gt_pearson(250, 40, 40)  # more negatives -> a better "GT"
+    with pytest.raises(ValueError, match="negatives"):
+        binary_gt_pearson(3, 1, 0)
+
+
+def test_hard_negatives_are_each_images_hardest_non_positives():
+    gt = sp.csr_matrix(np.array([[1, 1, 0, 0, 0, 0], [0, 0, 1, 1, 0, 0], [0, 0, 0, 0, 1, 1]]))
+    pos = gt + sp.csr_matrix(np.array([[0, 0, 1, 0, 0, 0], [1, 0, 0, 0, 0, 1], [0, 0, 0, 0, 0, 0]]))
+    proxy = np.array([[9, 9, 8, .1, .7, .5],      # image 0: c2 is a positive, hardest non-positive c4
+                      [.9, .2, 9, 9, .1, .8],     # image 1: c0, c5 positives -> c1 then c4
+                      [.9, .9, .9, .9, 9, 9]])    # image 2: no non-GT positive -> no negative
+    rows, cols, label, is_gt = judged_pairs(gt, pos, negatives="hardest", proxy=proxy)
+    neg = sorted(zip(rows[label == 0].tolist(), cols[label == 0].tolist()))
+    assert neg == [(0, 4), (1, 1), (1, 4)]
+    assert is_gt.sum() == 6 and (label[~is_gt] == 1).sum() == 3
+    # a metric that ranks the non-GT positives above the hardest negatives has matched AUC 1; GT has 0.5
+    t = agreement_table({"m": proxy * 0 + pos.toarray()}, rows, cols, label, is_gt).set_index("metric")
+    assert t.loc["m", "auc_non_gt"] == 1.0 and t.loc["Binary relevance (GT)", "auc_non_gt"] == 0.5
+
+
+def test_matched_negatives_sit_nearest_each_positive_in_proxy_score():
+    gt = sp.csr_matrix(np.array([[1, 0, 0, 0, 0, 0], [0, 1, 0, 0, 0, 0]]))
+    pos = gt + sp.csr_matrix(np.array([[0, 1, 1, 0, 0, 0], [0, 0, 0, 0, 0, 0]]))   # image 0: c1 (.5), c2 (.9)
+    proxy = np.array([[9, .5, .9, .45, .8, .1],
+                      [.2, 9, .3, .4, .5, .6]])
+    rows, cols, label, is_gt = judged_pairs(gt, pos, negatives="matched", proxy=proxy)
+    neg = sorted(zip(rows[label == 0].tolist(), cols[label == 0].tolist()))
+    assert neg == [(0, 3), (0, 4)]                  # c1 (.5) -> c3 (.45); c2 (.9) -> c4 (.8)
+    # a second positive at .5 takes the next nearest free caption (c4), and the one at .9 what is left (c5)
+    _, c2 = matched_negatives(gt, pos, proxy, np.array([0, 0, 0]), np.array([1, 1, 2]))
+    assert sorted(c2.tolist()) == [3, 4, 5]
+    with pytest.raises(ValueError, match="proxy"):
+        judged_pairs(gt, pos, negatives="matched")
+    with pytest.raises(ValueError, match="negatives"):
+        judged_pairs(gt, pos, negatives="easy", proxy=proxy)
+
+
+def test_all_pairs_is_every_pair_image_major():
+    rows, cols, is_gt = all_pairs(sp.csr_matrix(np.array([[1, 0, 0], [0, 1, 1]])))
+    assert rows.tolist() == [0, 0, 0, 1, 1, 1] and cols.tolist() == [0, 1, 2, 0, 1, 2]
+    assert is_gt.tolist() == [True, False, False, False, True, True]
 
 
 def test_minilm_loads_offline_and_is_deterministic():

