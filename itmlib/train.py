@@ -84,6 +84,10 @@ class TrainConfig:
     sampling: str = "soft"           # SAM negatives: hard / soft / random
     sam_mode: str = "paper"          # "paper" (eq. 7) or "reference" (public code)
     keep_triplet: bool = False       # SAM + eq. 6
+    sam_weight: float = 1.0          # weight of the SAM hinge (the public code: cider_weight 5-10 on top of its losses)
+    phi_control: str = "none"        # "shuffled": the negatives' φ permuted within the batch (SAM's control arm)
+    phi_self: str = "include"        # "leave_one_out": G_p without the positive's own caption c_p
+    sam_warmup: bool = False         # during warmup_epochs the SAM hinge sums over all negatives, as the triplet does
     epochs: int = 3
     batch_size: int = 64
     lr: float = 1e-3                 # VSE++/CVSE use 2e-4 at 1024-d; chosen on the baseline's dev split before any SAM run
@@ -101,6 +105,10 @@ class TrainConfig:
         check_choice("sampling", self.sampling, SAMPLINGS)
         check_choice("sam_mode", self.sam_mode, ("paper", "reference"))
         check_choice("select_by", self.select_by, ("rsum", "nsum", "ndcg"))
+        check_choice("phi_control", self.phi_control, ("none", "shuffled"))
+        check_choice("phi_self", self.phi_self, ("include", "leave_one_out"))
+        if self.sam_weight < 0:
+            raise ValueError(f"sam_weight must be >= 0, got {self.sam_weight}")
         check_positive("tau", self.tau)
         if self.warmup_epochs < 0 or self.lr_warmup_iters < 0:
             raise ValueError(f"warmup_epochs and lr_warmup_iters must be >= 0, got {self.warmup_epochs}, "
@@ -117,10 +125,19 @@ class TrainConfig:
         return dataclasses.replace(self, model=dataclasses.replace(self.model, **fields))
 
 
+#: fields added after checkpoints existed: left out of the stored config (and the hash) while at these
+#: defaults, so every earlier checkpoint keeps its name
+_LATER_FIELDS = {"lr_warmup_iters": 0, "sam_weight": 1.0, "phi_control": "none", "phi_self": "include",
+                 "sam_warmup": False}
+_LATER_MODEL_FIELDS = {"finetune_layers": 0}
+
+
 def config_dict(cfg: TrainConfig) -> dict[str, Any]:
-    """The config as stored in checkpoints and hashed: the model config nested with its kind."""
-    d = dataclasses.asdict(cfg)
-    d["model"] = {"kind": cfg.model.kind, **d["model"]}
+    """The config as stored in checkpoints and hashed: the model config nested with its kind
+    (fields of :data:`_LATER_FIELDS` left out at their defaults)."""
+    d = {k: v for k, v in dataclasses.asdict(cfg).items() if not (k in _LATER_FIELDS and v == _LATER_FIELDS[k])}
+    d["model"] = {"kind": cfg.model.kind, **{k: v for k, v in d["model"].items()
+                                             if not (k in _LATER_MODEL_FIELDS and v == _LATER_MODEL_FIELDS[k])}}
     return d
 
 
@@ -269,6 +286,7 @@ def train(cfg: TrainConfig, train_ds: ITMDataset, dev_ds: ITMDataset, *,
         torch.manual_seed(es)
         rng = np.random.default_rng(es)
         gen = torch.Generator().manual_seed(es)
+        shuffle_gen = torch.Generator().manual_seed(es ^ 0x5A11)   # the shuffled-φ control's own draws
         model.train()
         order = rng.permutation(train_ds.n_captions)
         losses = []
@@ -290,9 +308,12 @@ def train(cfg: TrainConfig, train_ds: ITMDataset, dev_ds: ITMDataset, *,
                 if cfg.loss == "triplet":
                     loss = triplet_loss(scores, cfg.margin, hardest, same)
                 else:
-                    loss, _ = sam_loss(scores, batch_phi(cider, img_idx, cap_idx), tau=cfg.tau, sampling=cfg.sampling,
+                    phi = batch_phi(cider, img_idx, cap_idx, leave_one_out=cfg.phi_self == "leave_one_out")
+                    loss, _ = sam_loss(scores, phi, tau=cfg.tau, sampling=cfg.sampling,
                                        mode=cfg.sam_mode, keep_triplet=cfg.keep_triplet, margin=cfg.margin,
-                                       max_violation=hardest, positive_mask=same, generator=gen)
+                                       max_violation=hardest, positive_mask=same, generator=gen,
+                                       phi_control=cfg.phi_control, sam_weight=cfg.sam_weight, control_generator=shuffle_gen,
+                                       all_negatives=cfg.sam_warmup and cfg.max_violation and epoch < cfg.warmup_epochs)
             opt.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)

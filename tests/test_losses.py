@@ -123,3 +123,97 @@ def test_bad_knobs(kw, match):
     args = {"tau": 5.0, "sampling": "soft", "mode": "paper"} | kw
     with pytest.raises(ValueError, match=match):
         sam_loss(S, phi, **args)
+
+
+# ----- SAM's controls and variants (issue 17) -----------------------------------------------------
+
+def test_shuffled_phi_keeps_negatives_and_permutes_the_negatives_phi():
+    g = lambda: torch.Generator().manual_seed(3)   # noqa: E731
+    _, d = sam_loss(S, phi, tau=5.0, sampling="hard", mode="paper")
+    _, ds = sam_loss(S, phi, tau=5.0, sampling="hard", mode="paper", phi_control="shuffled", control_generator=g())
+    assert torch.equal(d["neg_c"], ds["neg_c"]) and torch.equal(d["neg_i"], ds["neg_i"])   # same negatives
+    perm = torch.randperm(3, generator=g())
+    assert torch.equal(ds["phi_m"], d["phi_m"][perm]) and torch.equal(ds["phi_l"], d["phi_l"][perm])
+    assert torch.equal(ds["phi_pos"], d["phi_pos"])
+    # margins from a constant φ do not care about the shuffle: identical losses
+    flat = lambda p, c: np.where(np.asarray(p) == np.asarray(c), 3.0, 1.0)   # noqa: E731
+    a, _ = sam_loss(S, flat, tau=5.0, sampling="hard")
+    b, _ = sam_loss(S, flat, tau=5.0, sampling="hard", phi_control="shuffled", control_generator=g())
+    assert a.item() == b.item()
+
+
+def test_sam_over_all_negatives_by_hand():
+    # α_pj = (P[p,p] - P[p,j]) / τ; i2t hinge on caption j of image p, t2i hinge on image j for caption p
+    tau = 5.0
+    alpha = (np.diag(P)[:, None] - P) / tau
+    Sn = S.numpy()
+    d = np.diag(Sn)
+    i2t = np.clip(alpha + Sn - d[:, None], 0, None)
+    t2i = np.clip(alpha + Sn.T - d[:, None], 0, None)
+    np.fill_diagonal(i2t, 0)
+    np.fill_diagonal(t2i, 0)
+    loss, det = sam_loss(S, phi, tau=tau, all_negatives=True)
+    assert loss.item() == pytest.approx(i2t.sum() + t2i.sum())
+    np.testing.assert_allclose(det["margin"].numpy(), alpha)
+    w, _ = sam_loss(S, phi, tau=tau, all_negatives=True, sam_weight=5.0)
+    assert w.item() == pytest.approx(5 * loss.item())
+    with pytest.raises(ValueError, match="mode"):
+        sam_loss(S, phi, tau=tau, all_negatives=True, mode="reference")
+
+
+def test_leave_one_out_phi_drops_the_positive_caption_from_its_references(smoke_split):
+    from itmlib.losses import phi_index
+    from itmlib.relevance import CiderDIndex, DocumentFrequency
+
+    ds = smoke_split("train", 12)
+    index = phi_index(ds)
+    img = np.array([0, 0, 3, 5])
+    cap = np.flatnonzero(ds.img_of_caption == 0)[:2].tolist() + [int(np.flatnonzero(ds.img_of_caption == 3)[1]),
+                                                                  int(np.flatnonzero(ds.img_of_caption == 5)[4])]
+    cap = np.array(cap)
+    loo = batch_phi(index, img, cap, leave_one_out=True)
+    full = batch_phi(index, img, cap)
+    refs = [[c.lower() for c in ds.captions_of(i)] for i in range(ds.n_images)]
+    df = DocumentFrequency.from_refs(refs)
+    for p in range(4):   # by hand: CIDEr-D against G_p minus c_p, with the same document frequencies
+        own = ds.captions[cap[p]].lower()
+        others = [r for r in refs[img[p]] if r != own]
+        want = CiderDIndex([others], [c.lower() for c in ds.captions], df).pairs(np.array([0]), np.array([cap[p]]))
+        assert loo(np.array([p]), np.array([p]))[0] == pytest.approx(want[0], rel=1e-9)
+    # the self-match: a positive's φ with its own caption among five references is ~2.0 CIDEr-D higher
+    gap = full(np.arange(4), np.arange(4)) - loo(np.arange(4), np.arange(4))
+    assert (gap > 1.0).all()
+
+
+def test_sam_options_are_validated_and_keep_old_checkpoint_names():
+    from itmlib.train import TrainConfig, config_dict, config_hash
+
+    assert config_hash(TrainConfig()) == "4c4a939eeca1a07d"     # the name every earlier default run carries
+    assert "phi_control" not in config_dict(TrainConfig()) and "lr_warmup_iters" not in config_dict(TrainConfig())
+    assert config_hash(TrainConfig(loss="sam", phi_control="shuffled")) != config_hash(TrainConfig(loss="sam"))
+    for kw, match in (({"phi_control": "random"}, "phi_control"), ({"phi_self": "drop"}, "phi_self"),
+                      ({"sam_weight": -1.0}, "sam_weight")):
+        with pytest.raises(ValueError, match=match):
+            TrainConfig(loss="sam", **kw)
+
+
+def test_self_inclusion_adds_exactly_two_cider_to_each_positive(smoke_split):
+    # with c_p among its image's 5 references: φ = (self + 4 φ_loo) / 5, where CIDEr-D of a caption with
+    # itself is 10 x (its n-gram orders present) / 4: 10 from four words up ("a cow" scores 5)
+    from itmlib.losses import phi_index
+    from itmlib.models.vocab import tokenize
+    from itmlib.papers.ncs_sam import phi_pos_variance_share
+
+    ds = smoke_split("train", 20)
+    index = phi_index(ds)
+    cap = np.arange(ds.n_captions)
+    img = ds.img_of_caption[cap]
+    p = np.arange(cap.size)
+    with_self = batch_phi(index, img, cap)(p, p)
+    loo = batch_phi(index, img, cap, leave_one_out=True)(p, p)
+    self_sim = np.array([10.0 * min(len(ds.captions[c].lower().split()), 4) / 4 for c in cap])
+    np.testing.assert_allclose(with_self, (self_sim + 4 * loo) / 5, rtol=1e-9)
+    assert min(len(tokenize(c)) for c in ds.captions) < 4 < max(len(tokenize(c)) for c in ds.captions)   # both kinds
+    t = phi_pos_variance_share(ds, n_pairs=500, seed=1).set_index("phi")
+    assert t.mean_phi_pos.iloc[0] > 1.5 + t.mean_phi_pos.iloc[1]
+    assert (t.share_of_margin_variance_from_phi_pos.between(0, 1.05)).all()

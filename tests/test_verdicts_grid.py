@@ -115,6 +115,8 @@ def test_sam_margin_samples_are_eq7_on_the_negative_each_sampling_picks(tmp_path
     phi_pos = idx.pairs(m.image.to_numpy(), m.caption.to_numpy())
     phi_neg = idx.pairs(m.image.to_numpy(), m.negative_caption.to_numpy())
     assert np.allclose(m.margin_t2i, (phi_pos - phi_neg) / 2.0, atol=1e-5)
+    # the margin eq. 7 (as printed) applies to c_m's hinge comes from another negative: equal only by chance
+    assert not np.allclose(m.margin_on_negative, m.margin_t2i)
     gold = tr.relevance()
     assert np.allclose(m.gold_rel_of_negative, gold[m.image, m.negative_caption])
     assert (tr.img_of_caption[m.negative_caption] != m.image).all()  # never a caption of the anchor image
@@ -140,11 +142,13 @@ def test_sam_margin_samples_are_eq7_on_the_negative_each_sampling_picks(tmp_path
 
 def test_summarize_margins_by_hand():
     m = pd.DataFrame({"sampling": ["a", "a", "b", "b", "b"], "margin_t2i": [0.1, 0.3, 0.2, 0.4, 0.6],
+                      "margin_on_negative": [0.3, 0.1, 0.6, 0.4, 0.2],
                       "gold_rel_of_negative": [1.0, 0.0, 0.0, 0.5, 1.0]})
     s = summarize_margins(m).set_index("sampling")
     assert s.loc["a", "mean_margin"] == pytest.approx(0.2) and s.loc["a", "std_margin"] == pytest.approx(np.sqrt(0.02))
     assert s.loc["a", "mean_gold_rel_of_negative"] == pytest.approx(0.5)
     assert s.loc["a", "corr_margin_gold"] == pytest.approx(-1.0) and s.loc["b", "corr_margin_gold"] == pytest.approx(1.0)
+    assert s.loc["a", "corr_applied_margin_gold"] == pytest.approx(1.0) and s.loc["b", "corr_applied_margin_gold"] == pytest.approx(-1.0)
 
 
 def test_checkpoint_name_is_one_safe_folder_name():

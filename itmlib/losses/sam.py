@@ -30,6 +30,17 @@ code, differences documented and each pinned by a test:
 2. margins are clamped at 1 from above (not below: they can be negative);
 3. the margin vector is added to the (B, B) cost matrix by broadcasting, so
    the margin applied at row i, column j is the one computed for *j*.
+
+Controls and variants that test *what* in SAM helps (issue 17; none is in the paper):
+
+* ``phi_control="shuffled"``: φ(G_p, c_m) and φ(G_p, c_l) are permuted within the batch
+  before the margins are formed - the same margin distribution, the same negatives, the
+  same hinges, but a margin no longer tied to its negative's semantics;
+* ``phi_self="leave_one_out"`` (:func:`batch_phi`): G_p without c_p, so φ(G_p, c_p) loses
+  the constant 2.0 CIDEr-D of the caption matching itself;
+* ``all_negatives=True``: the hinge summed over every negative j of the batch, each with
+  its own margin α_pj = (φ(G_p, c_p) - φ(G_p, c_j)) / τ in both directions - the SAM hinge
+  under VSE-infinity's warm-up (the triplet sums over all negatives in that epoch too).
 """
 
 from __future__ import annotations
@@ -62,18 +73,29 @@ def phi_index(ds: "ITMDataset") -> "CiderDIndex":
     from ..relevance import CiderDIndex, DocumentFrequency
 
     refs = [[c.lower() for c in ds.captions_of(i)] for i in range(ds.n_images)]
-    return CiderDIndex(refs, [c.lower() for c in ds.captions], DocumentFrequency.from_refs(refs))
+    index = CiderDIndex(refs, [c.lower() for c in ds.captions], DocumentFrequency.from_refs(refs))
+    # the reference row of every caption (its place among its image's references), for leave-one-out φ
+    order = np.argsort(ds.img_of_caption, kind="stable")
+    index.ref_of_caption = np.empty(ds.n_captions, np.int64)
+    index.ref_of_caption[order] = np.arange(ds.n_captions)
+    return index
 
 
-def batch_phi(index, img_ids: np.ndarray, cap_ids: np.ndarray) -> Phi:
+def batch_phi(index, img_ids: np.ndarray, cap_ids: np.ndarray, leave_one_out: bool = False) -> Phi:
     """φ for a batch: ``phi(p, c)`` = CIDEr-D of batch caption c against batch item p's image references.
 
     ``index``: a :class:`~itmlib.relevance.CiderDIndex` over the training subset
-    (refs: its images' captions; candidates: its captions); ``img_ids``/``cap_ids``:
-    the batch items' image and caption indices in that subset.
+    (refs: its images' captions; candidates: its captions), from :func:`phi_index`;
+    ``img_ids``/``cap_ids``: the batch items' image and caption indices in that subset.
+    ``leave_one_out``: G_p without p's own caption c_p (``phi_self="leave_one_out"``). With it,
+    φ(G_p, c_p) no longer carries the self-match, which adds 10/|G_p| = 2.0 CIDEr-D to every
+    positive of four words or more (one of five references identical to the candidate).
     """
     img_ids, cap_ids = np.asarray(img_ids), np.asarray(cap_ids)
-    return lambda p, c: index.pairs(img_ids[np.asarray(p)], cap_ids[np.asarray(c)])
+    if not leave_one_out:
+        return lambda p, c: index.pairs(img_ids[np.asarray(p)], cap_ids[np.asarray(c)])
+    own = index.ref_of_caption[cap_ids]
+    return lambda p, c: index.pairs(img_ids[np.asarray(p)], cap_ids[np.asarray(c)], leave_out=own[np.asarray(p)])
 
 
 def _random_other(n: int, generator: torch.Generator | None, allowed: torch.Tensor) -> torch.Tensor:
@@ -109,20 +131,54 @@ def sample_negatives(scores: torch.Tensor, sampling: str, mode: str = "paper",
             torch.topk(cost_im, 2, dim=1, largest=largest).indices[:, 1])
 
 
+def _sam_all_negatives(scores: torch.Tensor, phi: Phi, tau: float, phi_control: str, positive_mask: torch.Tensor | None,
+                       generator: torch.Generator | None) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """The SAM hinge summed over every negative, margin α_pj = (φ(G_p, c_p) - φ(G_p, c_j)) / τ."""
+    B = scores.shape[0]
+    p = np.arange(B)
+    as_t = lambda a: torch.as_tensor(a, dtype=scores.dtype, device=scores.device)  # noqa: E731
+    phi_pos = as_t(phi(p, p))
+    phi_all = as_t(phi(np.repeat(p, B), np.tile(p, B)).reshape(B, B))       # φ(G_p, c_j)
+    if phi_control == "shuffled":
+        phi_all = phi_all[:, torch.randperm(B, generator=generator).to(scores.device)]
+    alpha = (phi_pos[:, None] - phi_all) / tau
+    eye = torch.eye(B, dtype=torch.bool, device=scores.device)
+    pos = eye if positive_mask is None else (eye | positive_mask)
+    diag = scores.diagonal()
+    i2t = (alpha + scores - diag[:, None]).clamp(min=0).masked_fill(pos, 0)           # image p vs caption j
+    t2i = (alpha + scores.t() - diag[:, None]).clamp(min=0).masked_fill(pos, 0)       # caption p vs image j
+    return i2t.sum() + t2i.sum(), {"margin": alpha.detach(), "phi_pos": phi_pos}
+
+
 def sam_loss(scores: torch.Tensor, phi: Phi, *, tau: float, sampling: str = "soft", mode: str = "paper",
              keep_triplet: bool = False, margin: float = 0.2, max_violation: bool = True,
-             positive_mask: torch.Tensor | None = None, generator: torch.Generator | None = None
-             ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+             positive_mask: torch.Tensor | None = None, generator: torch.Generator | None = None,
+             phi_control: str = "none", all_negatives: bool = False, sam_weight: float = 1.0,
+             control_generator: torch.Generator | None = None) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """Eq. 7 (+ eq. 6 if ``keep_triplet``) on a (B, B) score matrix; returns (loss, details).
 
     ``phi(p, c)`` gives φ(G_p, c) for arrays of batch indices (see :func:`batch_phi`).
-    ``details``: the sampled negatives and the margins actually applied.
+    ``details``: the sampled negatives and the margins actually applied. ``phi_control``,
+    ``all_negatives``: see the module docstring; ``sam_weight`` scales the SAM hinge (not eq. 6).
+    ``control_generator`` draws the shuffle (default ``generator``; a separate one leaves the
+    negatives of later batches identical to the unshuffled run's).
     """
     check_positive("tau", tau)
     check_choice("sampling", sampling, SAMPLINGS)
     check_choice("mode", mode, ("paper", "reference"))
+    check_choice("phi_control", phi_control, ("none", "shuffled"))
+    if sam_weight < 0:
+        raise ValueError(f"sam_weight must be >= 0, got {sam_weight}")
     if scores.ndim != 2 or scores.shape[0] != scores.shape[1]:
         raise ValueError(f"scores must be a square (B, B) matrix, got shape {tuple(scores.shape)}")
+    if all_negatives:
+        if mode != "paper":
+            raise ValueError("all_negatives sums the paper-mode hinge over every negative; mode must be 'paper'")
+        loss, d = _sam_all_negatives(scores, phi, tau, phi_control, positive_mask, control_generator or generator)
+        loss = sam_weight * loss
+        if keep_triplet:
+            loss = loss + triplet_loss(scores, margin, max_violation, positive_mask)
+        return loss, d
     B = scores.shape[0]
     neg_c, neg_i = sample_negatives(scores, sampling, mode, positive_mask, generator)
     p = np.arange(B)
@@ -130,6 +186,9 @@ def sam_loss(scores: torch.Tensor, phi: Phi, *, tau: float, sampling: str = "sof
     phi_pos = torch.as_tensor(phi(p, p), dtype=scores.dtype, device=scores.device)
     phi_m = torch.as_tensor(phi(p, nc), dtype=scores.dtype, device=scores.device)  # φ(G_p, c_m)
     phi_l = torch.as_tensor(phi(p, ni), dtype=scores.dtype, device=scores.device)  # φ(G_p, c_l)
+    if phi_control == "shuffled":   # the control: the negatives' φ permuted within the batch
+        perm = torch.randperm(B, generator=control_generator or generator).to(scores.device)
+        phi_m, phi_l = phi_m[perm], phi_l[perm]
     alpha_i2t = (phi_pos - phi_l) / tau
     alpha_t2i = (phi_pos - phi_m) / tau
     diag = scores.diagonal()
@@ -144,7 +203,7 @@ def sam_loss(scores: torch.Tensor, phi: Phi, *, tau: float, sampling: str = "sof
         cost_im = (scores - diag[None, :] + margin_im[None, :]).clamp(min=0)
         i2t, t2i = cost_s[idx, neg_c], cost_im[idx, neg_i]
         applied_i2t, applied_t2i = margin_s[neg_c], margin_im[neg_i]
-    loss = i2t.sum() + t2i.sum()
+    loss = sam_weight * (i2t.sum() + t2i.sum())
     if keep_triplet:
         loss = loss + triplet_loss(scores, margin, max_violation, positive_mask)
     return loss, {"neg_c": neg_c, "neg_i": neg_i, "margin_i2t": applied_i2t.detach(),

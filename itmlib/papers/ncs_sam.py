@@ -29,7 +29,7 @@ from ..train import TrainConfig, TrainResult, score_batch
 
 __all__ = ["vse_config", "ablation_settings", "sam_configs", "sam_margin_samples", "summarize_margins",
            "by_sampling", "by_triplet", "paper_method", "with_paper_columns", "fraction_setting", "tables45_paper",
-           "TABLE1_ROWS", "with_table1_columns", "figure3_table", "figure3_runs"]
+           "TABLE1_ROWS", "with_table1_columns", "figure3_table", "figure3_runs", "phi_pos_variance_share"]
 
 
 def vse_config(scale: str, *, epochs: int | None = None, data: str = "", **overrides) -> TrainConfig:
@@ -76,7 +76,9 @@ def sam_margin_samples(result: TrainResult, ds: ITMDataset, *, tau: float = 5.0,
     :func:`~itmlib.losses.phi_index`, i.e. ``ds``'s own document frequencies). ``ds``
     must be the set the model was trained on; the model a VSE one. Returns one row per
     (batch, sampling, anchor): batch, sampling, image p, caption c_p, negative_caption c_m,
-    margin_t2i, gold_rel_of_negative (``ds.relevance(p, c_m)``, the world's graded relevance).
+    margin_t2i (computed from c_m), margin_on_negative (the margin eq. 7 as printed applies to the
+    hinge whose negative *is* c_m: α_i2t, computed from the t2i negative's caption c_l),
+    gold_rel_of_negative (``ds.relevance(p, c_m)``, the world's graded relevance).
     """
     import torch
 
@@ -113,21 +115,61 @@ def sam_margin_samples(result: TrainResult, ds: ITMDataset, *, tau: float = 5.0,
                     rows.append(pd.DataFrame({"batch": b, "sampling": smp, "image": img_idx, "caption": cap_idx,
                                               "negative_caption": cap_idx[nc],
                                               "margin_t2i": d["margin_t2i"].numpy().astype(float),
+                                              "margin_on_negative": d["margin_i2t"].numpy().astype(float),
                                               "gold_rel_of_negative": gold[np.arange(batch_size), nc].astype(float)}))
     finally:
         model.train(was_training)
     return pd.concat(rows, ignore_index=True)
 
 
+def phi_pos_variance_share(ds: ITMDataset, *, n_pairs: int = 20000, seed: int = 0) -> pd.DataFrame:
+    """How much of SAM's margin numerator φ(G_p, c_p) - φ(G_p, c_m) varies through the positive's φ.
+
+    ``n_pairs`` random positives (p, c_p) of ``ds``, each with a random caption c_m of another
+    image (random negatives). Per φ (G_p with c_p, as eq. 7 and the public code; without it,
+    leave-one-out): the variances of φ_pos, φ_m and their difference, the covariance, and the share
+    of the difference's variance carried by φ_pos, (var φ_pos - cov) / var(φ_pos - φ_m). Needs text
+    only: run it on real COCO captions. With c_p among its own five references, φ_pos = (self + 4 φ_loo) / 5
+    where a caption's CIDEr-D with itself is 10 from four words up (fewer words leave 3/4-gram terms
+    empty: "a cow" scores 5), so every φ_pos gains ~2.0 and the rest is scaled by 4/5."""
+    from ..losses import batch_phi, phi_index
+
+    check_positive("n_pairs", n_pairs, integer=True)
+    rng = np.random.default_rng(seed)
+    cap = rng.integers(0, ds.n_captions, n_pairs)
+    img = ds.img_of_caption[cap]
+    neg = rng.integers(0, ds.n_captions, n_pairs)
+    clash = ds.img_of_caption[neg] == img
+    while clash.any():
+        neg[clash] = rng.integers(0, ds.n_captions, int(clash.sum()))
+        clash = ds.img_of_caption[neg] == img
+    index, rows = phi_index(ds), []
+    p = np.arange(n_pairs)
+    both = np.concatenate([cap, neg])
+    for name, loo in (("G_p with c_p (eq. 7, public code)", False), ("G_p without c_p (leave-one-out)", True)):
+        phi = batch_phi(index, np.concatenate([img, img]), both, leave_one_out=loo)
+        pos, m = phi(p, p), phi(p, p + n_pairs)
+        cov = float(np.cov(pos, m)[0, 1])
+        var_d = float(np.var(pos - m, ddof=1))
+        rows.append({"phi": name, "pairs": n_pairs, "mean_phi_pos": float(pos.mean()), "mean_phi_neg": float(m.mean()),
+                     "var_phi_pos": float(np.var(pos, ddof=1)), "var_phi_neg": float(np.var(m, ddof=1)), "cov": cov,
+                     "var_margin": var_d, "share_of_margin_variance_from_phi_pos": (float(np.var(pos, ddof=1)) - cov) / var_d})
+    return pd.DataFrame(rows)
+
+
 def summarize_margins(margins: pd.DataFrame) -> pd.DataFrame:
-    """Per sampling: mean and (sample) std of the margin, mean gold relevance of the negative,
-    and the Pearson correlation between margin and that relevance (the tie SAM relies on)."""
-    def corr(g: pd.DataFrame) -> float:
-        return float(np.corrcoef(g.margin_t2i, g.gold_rel_of_negative)[0, 1]) if len(g) > 1 else float("nan")
+    """Per sampling: mean and (sample) std of the margin, mean gold relevance of the negative c_m, and
+    the Pearson correlation of that relevance with the margin computed from c_m (``corr_margin_gold``,
+    the tie SAM intends) and with the margin eq. 7 as printed applies to c_m's hinge
+    (``corr_applied_margin_gold``, the tie the loss has)."""
+    def corr(col: str):
+        return lambda g: float(np.corrcoef(g[col], g.gold_rel_of_negative)[0, 1]) if len(g) > 1 else float("nan")
 
     out = margins.groupby("sampling").agg(mean_margin=("margin_t2i", "mean"), std_margin=("margin_t2i", "std"),
                                           mean_gold_rel_of_negative=("gold_rel_of_negative", "mean"))
-    out["corr_margin_gold"] = margins.groupby("sampling")[["margin_t2i", "gold_rel_of_negative"]].apply(corr)
+    by = margins.groupby("sampling")
+    out["corr_margin_gold"] = by[["margin_t2i", "gold_rel_of_negative"]].apply(corr("margin_t2i"))
+    out["corr_applied_margin_gold"] = by[["margin_on_negative", "gold_rel_of_negative"]].apply(corr("margin_on_negative"))
     return out.reset_index()
 
 

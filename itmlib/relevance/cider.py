@@ -168,8 +168,11 @@ class CiderDIndex:
         self._lo = lo
         self._penalty = np.exp(-(np.arange(lo, hi + 1, dtype=np.float64) ** 2) / (2 * sigma ** 2))
 
-    def pairs(self, images: np.ndarray, candidates: np.ndarray) -> np.ndarray:
-        """CIDEr-D of candidate ``candidates[p]`` against image ``images[p]``'s references, for every p."""
+    def pairs(self, images: np.ndarray, candidates: np.ndarray, leave_out: np.ndarray | None = None) -> np.ndarray:
+        """CIDEr-D of candidate ``candidates[p]`` against image ``images[p]``'s references, for every p.
+
+        ``leave_out[p]``: a reference row (an index into the flattened references) to drop from
+        pair p's reference set, which is then averaged over one reference fewer (-1: keep all)."""
         images = np.asarray(images, np.int64).ravel()
         candidates = np.asarray(candidates, np.int64).ravel()
         if images.shape != candidates.shape:
@@ -181,7 +184,19 @@ class CiderDIndex:
         cand = candidates[pair]
         dots = np.asarray(self.H[cand].multiply(self.R[ref]).sum(axis=1)).ravel()
         g = self._penalty[self.len_c[cand] - self.len_r[ref] - self._lo]
-        return np.bincount(pair, weights=dots * g * self.ref_weight[ref], minlength=images.size)
+        weight = self.ref_weight[ref]
+        if leave_out is not None:
+            leave_out = np.asarray(leave_out, np.int64).ravel()
+            if leave_out.shape != images.shape:
+                raise ValueError(f"leave_out must give one reference row per pair, got shape {leave_out.shape}")
+            inside = (leave_out >= self.ref_start[images]) & (leave_out < self.ref_start[images + 1])
+            if not inside[leave_out >= 0].all():
+                raise ValueError("leave_out names a reference outside the pair's image")
+            if (n_refs[inside] < 2).any():
+                raise ValueError("leave_out would leave an image with no reference")
+            drop = ref == leave_out[pair]
+            weight = np.where(drop, 0.0, weight * np.where(inside, n_refs / np.maximum(n_refs - 1, 1), 1.0)[pair])
+        return np.bincount(pair, weights=dots * g * weight, minlength=images.size)
 
     def matrix(self, *, chunk_cells: int = 2**23, progress: bool = False) -> np.ndarray:
         """All (n_images, n_candidates) scores, candidates in chunks (bounded memory)."""
