@@ -50,6 +50,11 @@ def _each(check: Callable[[str, Any], Any]) -> Callable[[str, Any], None]:
     return run
 
 
+def _non_empty_str(name: str, v: Any) -> None:
+    if not isinstance(v, str) or not v.strip():
+        raise ValueError(f"{name} must name a folder, got {v!r}")
+
+
 def _choice(*choices: str) -> Callable[[str, Any], None]:
     return lambda name, v: check_choice(name, v, choices)
 
@@ -93,6 +98,7 @@ RULES: dict[str, Callable[[str, Any], Any]] = {
     "k": lambda n, v: check_positive(n, v, integer=True),
     "coco_fold": _choice(0, 1, 2, 3, 4),
     "fig3_models": _each(_choice("VSE++", "TERAN")),
+    "claims_dir": _non_empty_str,
     "sg_backend": _choice("spacy", "spice"),
     "arms": _each(_choice("MT+GM", "+LM", "+PM")),
     "phrase_settings": _each(_bool),

@@ -162,9 +162,25 @@ def _check_07(t):
     assert len(t("claims")) == 14
 
 
+def _check_09(t):
+    from itmlib.claims import CLAIM_FILES, load_claims
+
+    table = t("all_claims")
+    assert len(table) == sum(len(load_claims(p)) for p in CLAIM_FILES)            # a row for every claim
+    committed = repo_root() / "results"
+    for f in committed.glob("*/claims.csv"):                                       # ... and every committed verdict
+        _, df = read_table(f)
+        mine = table[table.notebook == f.parent.name]
+        for _, row in df.iterrows():
+            key = "id" if "id" in df.columns and isinstance(row.get("id"), str) else "claim"
+            if (mine[key] == row[key]).any():
+                assert mine[mine[key] == row[key]].verdict.iloc[0] == row.verdict
+
+
 SMOKE_CHECKS = {"00_data_tour": _check_00, "01_recall_metrics": _check_01, "02_semantic_metrics": _check_02,
                 "03_vse_baseline": _check_03, "04_sam": _check_04, "05_sam_reduced_data": _check_05,
-                "06_phrase_labels": _check_06, "07_semantic_neighborhoods": _check_07, "08_teran": _check_08}
+                "06_phrase_labels": _check_06, "07_semantic_neighborhoods": _check_07, "08_teran": _check_08,
+                "09_results": _check_09}
 
 
 @pytest.mark.notebook

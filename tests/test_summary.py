@@ -1,0 +1,61 @@
+"""Notebook 09's table of every claim, the effect sizes, and results/README.md generated from it."""
+
+import math
+
+import pandas as pd
+import pytest
+
+from itmlib.claims import CLAIM_FILES, load_claims
+from itmlib.results import write_table
+from itmlib.summary import README_END, README_START, _ours, all_claims, claims_markdown, write_claims_readme
+from itmlib.paths import repo_root
+
+
+def test_ours_cells_parse():
+    assert _ours("397 vs 306") == (397.0, 306.0)
+    assert _ours("0.385 (min of 1)")[0] == 0.385 and math.isnan(_ours("0.385 (min of 1)")[1])
+    assert _ours("-1.5e-3 vs 2") == (-0.0015, 2.0)
+    assert all(math.isnan(v) for v in _ours("")) and all(math.isnan(v) for v in _ours(float("nan")))
+
+
+def _meta(scale="medium"):
+    return {"data": "test", "dataset": "synthetic", "scale": scale, "seed": 0, "device": "cpu", "paper": "x"}
+
+
+def test_every_claim_has_a_row_and_committed_rows_are_joined(tmp_path):
+    n_claims = sum(len(load_claims(p)) for p in CLAIM_FILES)
+    assert len(all_claims(tmp_path)) == n_claims                               # nothing committed: every claim listed
+    assert set(all_claims(tmp_path).verdict) == {"no committed run (make tables)"}
+    c = next(c for c in load_claims("teran") if c.id == "teran_beats_tern")
+    old = next(c for c in load_claims("teran") if c.id == "teran_mrsw_beats_mwsr_t2i")
+    claims = pd.DataFrame([{"id": c.id, "claim": c.claim, "ours (model vs baseline)": "300 vs 200", "difference": 100.0,
+                            "spread (std of paired diff)": 5.0, "seeds": 3, "verdict": "holds"},
+                           # a table from before ids: matched by its text
+                           {"id": float("nan"), "claim": old.claim, "ours (model vs baseline)": "10 vs 20",
+                            "difference": -10.0, "spread (std of paired diff)": 1.0, "seeds": 2, "verdict": "does not hold"}])
+    write_table(claims, tmp_path, "08_teran", "claims", _meta("full"))
+    t = all_claims(tmp_path).set_index("id")
+    row = t.loc["teran_beats_tern"]
+    assert row.verdict == "holds" and row.seeds == 3 and row.scale == "full"
+    assert row.our_effect == pytest.approx(0.5)                                 # (300 - 200) / 200
+    assert row.paper_effect > 0 and row.same_sign
+    assert t.loc["teran_mrsw_beats_mwsr_t2i"].verdict == "does not hold" and not t.loc["teran_mrsw_beats_mwsr_t2i"].same_sign
+    assert t.loc["teran_avg_words_loses"].verdict == "not in the committed table (regenerate it)"
+    assert "65.0 vs 57.5" in t.loc["teran_mrsw_beats_mwsr_t2i", "paper (model vs baseline)"]   # the paper's side always shown
+
+
+def test_readme_block_is_rewritten_in_place(tmp_path):
+    (tmp_path / "README.md").write_text(f"# results/\nintro\n\n{README_START}\nstale\n{README_END}\n\nafter\n")
+    text = write_claims_readme(tmp_path)
+    assert "stale" not in text and text.startswith("# results/\nintro") and text.rstrip().endswith("after")
+    assert claims_markdown(all_claims(tmp_path)) in text and text.count(README_START) == 1
+
+
+def test_committed_results_readme_agrees_with_the_committed_tables():
+    """results/README.md's claims block is generated (`make tables`): it must equal what the committed
+    claims tables give today, so no claim number in it is typed by hand or left stale."""
+    text = (repo_root() / "results" / "README.md").read_text(encoding="utf-8")
+    assert README_START in text, "results/README.md has no generated claims block: run make tables"
+    block = text.split(README_START, 1)[1].split(README_END, 1)[0].strip()
+    assert block == claims_markdown(all_claims(repo_root() / "results")).strip(), \
+        "results/README.md disagrees with results/*/claims.csv: run write_claims_readme('results')"
