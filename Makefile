@@ -43,7 +43,6 @@ lint: venv
 tables: SCALE = medium
 tables: venv
 	$(PY) -m itmlib.notebooks run --scale $(SCALE) --output-dir runs/tables --results-dir results
-	$(PY) -c "from itmlib.summary import write_claims_readme; write_claims_readme('results')"
 
 lab: venv
 	$(VENV)/bin/jupyter lab notebooks/

@@ -100,6 +100,11 @@ def main(argv: list[str] | None = None) -> int:
         timings.append((nb.stem, secs))
         print(f"[itm-course] {nb.name}: {secs:.1f} s", flush=True)
     print("[itm-course] done: " + ", ".join(f"{n} {s:.0f} s" for n, s in timings), flush=True)
+    if resolve_path(args.results_dir) == resolve_path("results"):   # the committed tables changed: their README too
+        from .summary import write_claims_readme
+
+        write_claims_readme("results")
+        print("[itm-course] results/README.md: claims table regenerated", flush=True)
     return 0
 
 
