@@ -50,6 +50,12 @@ def _each(check: Callable[[str, Any], Any]) -> Callable[[str, Any], None]:
     return run
 
 
+def _parse_executor(v: Any) -> None:
+    from .grid import parse_executor
+
+    parse_executor(v)
+
+
 def _non_empty_str(name: str, v: Any) -> None:
     if not isinstance(v, str) or not v.strip():
         raise ValueError(f"{name} must name a folder, got {v!r}")
@@ -99,6 +105,7 @@ RULES: dict[str, Callable[[str, Any], Any]] = {
     "coco_fold": _choice(0, 1, 2, 3, 4),
     "fig3_models": _each(_choice("VSE++", "TERAN")),
     "claims_dir": _non_empty_str,
+    "executor": lambda n, v: _parse_executor(v),
     "sg_backend": _choice("spacy", "spice"),
     "arms": _each(_choice("MT+GM", "+LM", "+PM")),
     "phrase_settings": _each(_bool),

@@ -156,3 +156,29 @@ def test_checkpoint_name_is_one_safe_folder_name():
     assert checkpoint_name("MT+GM (w/ phrases)") == "MTpGM_w_phrases"  # a '/' nested folders before
     assert checkpoint_name("VSE++ + SAM") == "VSEpp_p_SAM"
     assert checkpoint_name("tau=5 soft +T") == "tau=5_soft_pT"
+
+
+def test_a_two_worker_dask_cluster_gives_byte_identical_tables(tmp_path, tiny):
+    import io
+
+    tr, dv = tiny
+    cfgs = {"VSE++": TrainConfig(loss="triplet", data="w", **TINY),
+            "SAM": TrainConfig(loss="sam", sampling="random", keep_triplet=True, data="w", **TINY)}
+    kw = dict(fractions=[0.5, 1.0], seeds=[0, 1], device="cpu", threads=1)
+    seq, hs = run_grid(cfgs, tr, dv, dv, dv.relevance(), ckpt_dir=str(tmp_path / "a"), **kw)
+    par, hp = run_grid(cfgs, tr, dv, dv, dv.relevance(), ckpt_dir=str(tmp_path / "b"), executor="processes:2", **kw)
+    as_csv = lambda df: df.to_csv(index=False)   # noqa: E731
+    assert len(seq) == 8 and as_csv(seq) == as_csv(par)            # trained apart, the same bytes
+    assert as_csv(hs) == as_csv(hp)
+    assert len(list((tmp_path / "b").iterdir())) == 8              # each worker wrote its members' checkpoints
+
+
+def test_bad_executors_name_the_forms():
+    from itmlib.grid import parse_executor
+
+    assert parse_executor("inline") == ("inline", None) and parse_executor("processes:3") == ("processes", 3)
+    assert parse_executor("dask:tcp://10.0.0.1:8786") == ("dask", "tcp://10.0.0.1:8786")
+    assert parse_executor("tcp://h:1") == ("dask", "tcp://h:1")
+    for bad in ("processes:0", "processes:x", "threads", "dask:", ""):
+        with pytest.raises(ValueError, match="executor"):
+            parse_executor(bad)
