@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.itm-installed
 SCALE  ?= smoke
 
-.PHONY: venv course test test-fast lint tables lab clean-runs
+.PHONY: venv course test test-fast lint tables site lab clean-runs
 
 venv: $(STAMP)
 
@@ -49,3 +49,7 @@ lab: venv
 
 clean-runs:
 	rm -rf runs
+
+# HTML pages of the notebooks `make tables` executed (runs/tables/ -> runs/site/, index.html first)
+site: venv
+	$(PY) -m itmlib.site --executed runs/tables --out runs/site

@@ -159,7 +159,6 @@ def test_checkpoint_name_is_one_safe_folder_name():
 
 
 def test_a_two_worker_dask_cluster_gives_byte_identical_tables(tmp_path, tiny):
-    import io
 
     tr, dv = tiny
     cfgs = {"VSE++": TrainConfig(loss="triplet", data="w", **TINY),

@@ -1,0 +1,57 @@
+"""make site: executed notebooks to HTML pages with a run header, figures embedded, claims tables kept."""
+
+import base64
+import io
+
+import nbformat
+import pytest
+
+from itmlib.site import build_site, check_site, page_header
+
+
+def _executed(stem: str, *, figure: bool, claims: bool) -> nbformat.NotebookNode:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+                   "papermill": {"parameters": {"scale": "medium", "seed": 0, "n_seeds": 3},
+                                 "end_time": "2026-11-23T12:00:00.000000"}}
+    cell = nbformat.v4.new_code_cell("plot()")
+    if figure:
+        fig, ax = plt.subplots(figsize=(2, 1))
+        ax.plot([0, 1], [1, 0])
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png")
+        plt.close(fig)
+        cell.outputs.append(nbformat.v4.new_output("display_data", data={"image/png": base64.b64encode(buf.getvalue()).decode()}))
+    if claims:
+        cell.outputs.append(nbformat.v4.new_output("execute_result", execution_count=1, data={
+            "text/html": "<table><tr><th>claim</th><th>verdict</th></tr><tr><td>x</td><td>holds</td></tr></table>",
+            "text/plain": "claims"}))
+    nb.cells = [nbformat.v4.new_markdown_cell(f"# {stem} title"), cell]
+    return nb
+
+
+def test_page_header_says_scale_seeds_date_version():
+    h = page_header(_executed("04_sam", figure=False, claims=False))
+    assert "scale `medium`" in h and "seed(s) 0-2" in h and "2026-11-23 12:00:00" in h and "itmlib" in h
+
+
+def test_site_pages_keep_figures_and_claims_and_check_site_finds_what_is_missing(tmp_path):
+    src = tmp_path / "executed"
+    src.mkdir()
+    nbformat.write(_executed("04_sam", figure=True, claims=True), src / "04_sam.ipynb")
+    nbformat.write(_executed("08_teran", figure=True, claims=False), src / "08_teran.ipynb")   # its claims table lost
+    nbformat.write(_executed("not_a_course_notebook", figure=True, claims=True), src / "not_a_course_notebook.ipynb")
+    pages = build_site(src, tmp_path / "site")
+    assert [p.name for p in pages] == ["index.html", "04_sam.html", "08_teran.html"]   # course order, index first
+    html = pages[1].read_text()
+    assert 'src="data:image/png;base64,' in html and "Executed at scale" in html     # one self-contained file
+    index = pages[0].read_text()
+    assert 'href="04_sam.html"' in index and 'href="08_teran.html"' in index
+    assert check_site(tmp_path / "site") == {"08_teran.html": ["no claims table (a table with a 'verdict' column)"]}
+    with pytest.raises(FileNotFoundError, match="make tables"):
+        build_site(tmp_path / "nothing", tmp_path / "site2")
