@@ -54,7 +54,7 @@ def teran_config(scale: str, *, epochs: int | None = None, data: str = "", lr: f
     first iteration (``warmup_epochs=0``; its F30K config adds a linear lr warm-up,
     ``lr_warmup_iters=1000``). At our CPU scales that collapses (vsepp#27): smoke, seed 0, dev Rsum
     after 2-4 epochs 24-34 (chance ~16) at lr 2e-5, 1e-4, 2e-4 and 5e-4, with or without a 117-iteration
-    lr warm-up, against 184 with one warm-up epoch summing over all negatives - so the warm-up
+    lr warm-up, against 159-195 with one warm-up epoch summing over all negatives - so the warm-up
     (``warmup_epochs=1``) stays our default, a knob a reader can set to 0."""
     sc = get_scale(scale)
     size = TERAN_SIZES[sc.name]
