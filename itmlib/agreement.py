@@ -53,26 +53,30 @@ def binary_gt_pearson(a: int, b: int, c: int) -> float:
     return float(np.sqrt(a * c / ((a + b) * (b + c))))
 
 
-def _candidates(gt: sp.spmatrix, positives: sp.spmatrix, proxy: np.ndarray) -> np.ndarray:
-    """``proxy`` with every GT and positive pair set to -inf (never a negative)."""
-    proxy = np.array(proxy, np.float64)
-    if proxy.shape != gt.shape:
-        raise ValueError(f"proxy must have the shape of gt {gt.shape}, got {proxy.shape}")
-    known = (sp.csr_matrix(gt, dtype=bool) + sp.csr_matrix(positives, dtype=bool)).tocoo()
-    proxy[known.row, known.col] = -np.inf
-    return proxy
+def _candidate_rows(known: sp.csr_matrix, proxy: np.ndarray, imgs: np.ndarray) -> np.ndarray:
+    """``proxy`` rows of ``imgs`` (a copy of those rows only) with every GT and positive pair at -inf."""
+    block = np.array(proxy[imgs], np.float64)
+    sub = known[imgs].tocoo()
+    block[sub.row, sub.col] = -np.inf
+    return block
+
+
+def _known(gt: sp.spmatrix, positives: sp.spmatrix, proxy: np.ndarray) -> sp.csr_matrix:
+    if np.shape(proxy) != gt.shape:
+        raise ValueError(f"proxy must have the shape of gt {gt.shape}, got {np.shape(proxy)}")
+    return (sp.csr_matrix(gt, dtype=bool) + sp.csr_matrix(positives, dtype=bool)).tocsr()
 
 
 def hardest_negatives(gt: sp.spmatrix, positives: sp.spmatrix, proxy: np.ndarray, per_image: np.ndarray
                       ) -> tuple[np.ndarray, np.ndarray]:
     """(rows, cols): for each image ``i``, its ``per_image[i]`` non-GT, non-positive captions with the
     highest ``proxy[i]`` score (ties by caption index)."""
-    proxy = _candidates(gt, positives, proxy)
+    known = _known(gt, positives, proxy)
     per_image = np.asarray(per_image, np.int64)
     rows, cols = [], []
     for n in np.unique(per_image[per_image > 0]):
         imgs = np.flatnonzero(per_image == n)
-        top = np.argsort(-proxy[imgs], axis=1, kind="stable")[:, :n]
+        top = np.argsort(-_candidate_rows(known, proxy, imgs), axis=1, kind="stable")[:, :n]
         rows.append(np.repeat(imgs, n))
         cols.append(top.ravel())
     if not rows:
@@ -85,17 +89,17 @@ def matched_negatives(gt: sp.spmatrix, positives: sp.spmatrix, proxy: np.ndarray
     """(rows, cols): for each positive pair (``pos_rows[t]``, ``pos_cols[t]``), the non-GT, non-positive
     caption of the same image whose ``proxy`` score is nearest the positive's, each used once per
     image (positives taken in order of score; ties to the lower score, then the lower index)."""
-    cand = _candidates(gt, positives, proxy)
-    proxy = np.asarray(proxy, np.float64)
+    known = _known(gt, positives, proxy)
     rows, cols = [], []
-    order = np.lexsort((proxy[pos_rows, pos_cols], pos_rows))
-    for i, idx in zip(*np.unique(pos_rows[order], return_index=True)):
-        free = np.flatnonzero(np.isfinite(cand[i]))
-        free = free[np.argsort(cand[i, free], kind="stable")]
-        vals = cand[i, free]
+    order = np.lexsort((np.asarray(proxy[pos_rows, pos_cols], np.float64), pos_rows))
+    for i, idx, count in zip(*np.unique(pos_rows[order], return_index=True, return_counts=True)):
+        cand = _candidate_rows(known, proxy, np.array([i]))[0]
+        free = np.flatnonzero(np.isfinite(cand))
+        free = free[np.argsort(cand[free], kind="stable")]
+        vals = cand[free]
         used = np.zeros(free.size, bool)
-        for t in order[idx: idx + int((pos_rows == i).sum())]:
-            target = proxy[i, pos_cols[t]]
+        for t in order[idx: idx + count]:
+            target = float(proxy[i, pos_cols[t]])
             j = int(np.searchsorted(vals, target))
             lo, hi = j - 1, j
             while lo >= 0 and used[lo]:
