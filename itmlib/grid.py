@@ -16,6 +16,10 @@ evaluates it and returns its rows and history:
   (``ci/full_gpu.sh``); the workers need the repository installed and ``ckpt_dir`` on a
   filesystem they share.
 
+With ``progress=True`` every member says what it does - training (from which epoch) or loaded from its
+checkpoint - and the grid its ETA (:class:`~itmlib.progress.GridProgress`; inside ``make tables`` these
+lines reach the terminal too).
+
 Tables are the same whichever executor: every member is seeded by its (config, seed) alone and
 rows come back in the grid's order. Workers run torch on ``threads`` threads (default 1 for the
 Dask executors); results are bit-identical to an inline run with as many threads.
@@ -25,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import time
 from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
@@ -33,7 +38,8 @@ import pandas as pd
 from .config import check_fraction, resolve_device
 from .data.base import ITMDataset
 from .metrics import METRIC_COLUMNS
-from .train import TrainConfig, TrainResult, evaluate, train
+from .progress import GridProgress, MemberStatus
+from .train import TrainConfig, TrainResult, epochs_done, evaluate, train
 
 __all__ = ["grid_member", "run_grid", "checkpoint_name", "parse_executor", "METRIC_COLUMNS"]
 
@@ -54,11 +60,21 @@ def grid_member(cfg: TrainConfig, name: str, train_ds: ITMDataset, dev_ds: ITMDa
     the config's seed replaced by ``seed``. A notebook gets a grid run's model back through here without
     training it again.
     """
-    check_fraction("fraction", fraction)
-    sub = train_ds if fraction == 1.0 else train_ds.subset(fraction, seed=seed)
-    c = dataclasses.replace(cfg, seed=int(seed), data=f"{cfg.data}|{sub.split}|{sub.n_images}")
+    sub, c = _member_config(cfg, train_ds, fraction, seed)
     return sub, train(c, sub, dev_ds, dev_relevance=dev_relevance, ckpt_dir=ckpt_dir, name=checkpoint_name(name),
                       device=device, progress=progress)
+
+
+def _member_config(cfg: TrainConfig, train_ds: ITMDataset, fraction: float, seed: int) -> tuple[ITMDataset, TrainConfig]:
+    """The training subset of a member and its config as trained (seed and data replaced)."""
+    check_fraction("fraction", fraction)
+    sub = train_ds if fraction == 1.0 else train_ds.subset(fraction, seed=seed)
+    return sub, dataclasses.replace(cfg, seed=int(seed), data=f"{cfg.data}|{sub.split}|{sub.n_images}")
+
+
+def _member_status(cfg: TrainConfig, name: str, f: float, s: int, train_ds: ITMDataset, ckpt_dir: str) -> MemberStatus:
+    _, c = _member_config(cfg, train_ds, f, s)
+    return MemberStatus(f"{name}, fraction {f:g}, seed {s}", epochs_done(c, checkpoint_name(name), ckpt_dir), c.epochs)
 
 
 def parse_executor(executor: str) -> tuple[str, Any]:
@@ -99,6 +115,13 @@ def _member_task(cfg: TrainConfig, name: str, f: float, s: int, train_ds: ITMDat
     return rows, r.history.assign(fraction=f, seed=s, method=name)
 
 
+def _timed_member_task(*args: Any) -> tuple[tuple[list[dict[str, Any]], pd.DataFrame], float]:
+    """:func:`_member_task` and the seconds it took (where it ran)."""
+    t0 = time.perf_counter()
+    out = _member_task(*args)
+    return out, time.perf_counter() - t0
+
+
 def run_grid(configs: Mapping[str, TrainConfig], train_ds: ITMDataset, dev_ds: ITMDataset, test_ds: ITMDataset,
              test_relevance: np.ndarray | None = None, *, fractions: Iterable[float] = (1.0,),
              seeds: Iterable[int] = (0,), dev_relevance: np.ndarray | Mapping[str, np.ndarray] | None = None,
@@ -116,18 +139,29 @@ def run_grid(configs: Mapping[str, TrainConfig], train_ds: ITMDataset, dev_ds: I
     kind, arg = parse_executor(executor)
     members = [(cfg, name, f, s) for f in fractions for s in seeds for name, cfg in configs.items()]
     shared = (train_ds, dev_ds, test_ds, test_relevance, dev_relevance, str(ckpt_dir), device, progress, evaluate_fn)
+    statuses = [_member_status(c, n, f, s, train_ds, str(ckpt_dir)) if progress else MemberStatus(n, 0, c.epochs)
+                for c, n, f, s in members]     # reading the checkpoints only when someone reads the report
+    report = GridProgress(statuses, workers=arg if kind == "processes" else 1, enabled=progress)
+    report.begin()
     if kind == "inline":
-        done = [_member_task(*m, *shared, threads) for m in members]
+        done = []
+        for i, m in enumerate(members):
+            report.start(i)
+            out, secs = _timed_member_task(*m, *shared, threads)
+            done.append(out)
+            report.finish(i, secs)
     else:
-        done = _run_on_dask(kind, arg, members, shared, threads or 1)
+        done = _run_on_dask(kind, arg, members, shared, threads or 1, report)
+    report.end()
     rows = [r for rs, _ in done for r in rs]
     return pd.DataFrame(rows), pd.concat([h for _, h in done], ignore_index=True)
 
 
-def _run_on_dask(kind: str, arg: Any, members: list[tuple], shared: tuple, threads: int) -> list:
-    """Every member as one Dask task (datasets scattered once), results in the members' order."""
+def _run_on_dask(kind: str, arg: Any, members: list[tuple], shared: tuple, threads: int, report: GridProgress) -> list:
+    """Every member as one Dask task (datasets scattered once), results in the members' order; ``report`` hears
+    of each member as it finishes, with the seconds it took on its worker."""
     try:
-        from distributed import Client, LocalCluster
+        from distributed import Client, LocalCluster, as_completed
     except ImportError as e:  # pragma: no cover - dask is a dependency
         raise ImportError("executor 'processes:N' / 'dask:...' needs dask[distributed] (pip install 'dask[distributed]')") from e
     from .paths import resolve_path
@@ -135,13 +169,17 @@ def _run_on_dask(kind: str, arg: Any, members: list[tuple], shared: tuple, threa
     cluster = LocalCluster(n_workers=arg, threads_per_worker=1, processes=True, dashboard_address=None) \
         if kind == "processes" else None
     client = Client(cluster if cluster is not None else arg)
+    report.workers = max(len(client.scheduler_info().get("workers", {})), 1)
     try:
         train_ds, dev_ds, test_ds, test_rel, dev_rel, ckpt_dir, device, _, evaluate_fn = shared
         big = client.scatter([train_ds, dev_ds, test_ds, test_rel, dev_rel], broadcast=True)
         ckpt = str(resolve_path(ckpt_dir))        # workers may start elsewhere: an absolute path
-        futures = [client.submit(_member_task, *m, *big, ckpt, device, False, evaluate_fn, threads, pure=False,
+        futures = [client.submit(_timed_member_task, *m, *big, ckpt, device, False, evaluate_fn, threads, pure=False,
                                  key=f"grid-{i}-{checkpoint_name(m[1])}") for i, m in enumerate(members)]
-        return client.gather(futures)
+        index = {f.key: i for i, f in enumerate(futures)}
+        for fut in as_completed(futures):
+            report.finish(index[fut.key], fut.result()[1])
+        return [r for r, _ in client.gather(futures)]
     finally:
         client.close()
         if cluster is not None:

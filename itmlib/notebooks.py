@@ -5,6 +5,10 @@
 from ``ci/<scale>.yaml`` (a mapping notebook stem -> parameters). Notebooks
 run with ``notebooks/`` as their working directory, like a user who starts
 papermill there; their relative paths are resolved against the repo root.
+
+Progress: each notebook's start says how long its last run at this scale took (``timings.json`` in the
+output folder), and the grids inside print a line per member - training or loaded from its checkpoint,
+with an ETA - to this terminal (:mod:`itmlib.progress`).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from typing import Any
 
 from .config import check_choice, SCALES
 from .paths import repo_root, resolve_path
+from .progress import format_duration
 
 __all__ = ["NOTEBOOKS", "notebook_paths", "scale_overrides", "run_notebook", "main"]
 
@@ -91,13 +96,20 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(f"no such notebook(s): {sorted(missing)}")
         paths = [p for p in paths if p.stem in args.only]
     timings = []
+    log = resolve_path(args.output_dir) / "timings.json"
+    seen = json.loads(log.read_text()) if log.is_file() else {}
     for nb in paths:
         params = {"scale": args.scale, "results_dir": args.results_dir, **overrides.get("all", {}),
                   **overrides.get(nb.stem, {}), **extra}
         out = resolve_path(args.output_dir) / nb.name
-        print(f"[itm-course] {nb.name} -> {out} with {params}", flush=True)
+        key = f"{args.scale}/{nb.stem}"
+        before = f" (its last run at {args.scale} took {format_duration(seen[key])})" if key in seen else ""
+        print(f"[itm-course] {nb.name} -> {out} with {params}{before}", flush=True)
         secs = run_notebook(nb, out, params)
         timings.append((nb.stem, secs))
+        seen[key] = round(secs, 1)
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text(json.dumps(seen, indent=1, sort_keys=True))
         print(f"[itm-course] {nb.name}: {secs:.1f} s", flush=True)
     print("[itm-course] done: " + ", ".join(f"{n} {s:.0f} s" for n, s in timings), flush=True)
     if resolve_path(args.results_dir) == resolve_path("results"):   # the committed tables changed: their README too

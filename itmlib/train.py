@@ -64,7 +64,8 @@ from .models import ITMModel, ModelConfig, VSEConfig, build_model, check_model_c
 from .models.vocab import Vocab
 from .paths import resolve_path
 
-__all__ = ["TrainConfig", "TrainResult", "train", "evaluate", "dev_scores", "config_hash", "score_batch", "DEV_NDCG_K"]
+__all__ = ["TrainConfig", "TrainResult", "train", "evaluate", "dev_scores", "config_hash", "score_batch", "DEV_NDCG_K",
+           "checkpoint_folder", "epochs_done"]
 
 logger = logging.getLogger(__name__)
 
@@ -222,6 +223,35 @@ def _save(path: Path, obj: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
+def checkpoint_folder(cfg: TrainConfig, name: str, ckpt_dir: str | os.PathLike[str]) -> Path:
+    """Where :func:`train` keeps the run of ``cfg`` named ``name``: ``<ckpt_dir>/<name>-<config hash>``."""
+    return resolve_path(ckpt_dir) / f"{name}-{config_hash(cfg)}"
+
+
+def _phase_one(cfg: TrainConfig) -> tuple[TrainConfig, str] | None:
+    """A two-phase model's first phase as its own run (config, name), or None."""
+    if hasattr(cfg.model, "phase_one") and 0 < cfg.model.intra_epochs < cfg.epochs:
+        return dataclasses.replace(cfg, epochs=cfg.model.intra_epochs, model=cfg.model.phase_one()), \
+            f"{cfg.model.kind}-phase1"
+    return None
+
+
+def epochs_done(cfg: TrainConfig, name: str, ckpt_dir: str | os.PathLike[str]) -> int:
+    """How many of ``cfg.epochs`` the checkpoints already hold (a two-phase model counts its shared first
+    phase): ``cfg.epochs`` means :func:`train` will load, not train. Reads ``progress.json`` (written with
+    every ``last.pt``), or ``last.pt`` itself for checkpoints written before it existed."""
+    def saved(folder: Path) -> int:
+        if (folder / "progress.json").is_file():
+            return int(json.loads((folder / "progress.json").read_text())["epoch"])
+        return int(_load(folder / "last.pt")["epoch"]) if (folder / "last.pt").is_file() else 0
+
+    n = saved(checkpoint_folder(cfg, name, ckpt_dir))
+    p1 = _phase_one(cfg)
+    if n == 0 and p1 is not None:
+        n = saved(checkpoint_folder(*p1, ckpt_dir))
+    return min(n, cfg.epochs)
+
+
 def train(cfg: TrainConfig, train_ds: ITMDataset, dev_ds: ITMDataset, *,
           dev_relevance: np.ndarray | Mapping[str, np.ndarray] | None = None,
           ckpt_dir: str | os.PathLike[str] = "runs/checkpoints", name: str = "vse", device: str = "auto",
@@ -238,16 +268,16 @@ def train(cfg: TrainConfig, train_ds: ITMDataset, dev_ds: ITMDataset, *,
     if train_ds.regions.shape[1] == 0:
         raise ValueError(f"{train_ds.name}/{train_ds.split} has no image features to train on")
     device = resolve_device(device)
-    folder = resolve_path(ckpt_dir) / f"{name}-{config_hash(cfg)}"
+    folder = checkpoint_folder(cfg, name, ckpt_dir)
     folder.mkdir(parents=True, exist_ok=True)
     last, best = folder / "last.pt", folder / "best.pt"
     (folder / "config.json").write_text(json.dumps(config_dict(cfg), indent=1, sort_keys=True))
     state = _load(last) if last.is_file() else None
     shared = None
-    if state is None and hasattr(cfg.model, "phase_one") and 0 < cfg.model.intra_epochs < cfg.epochs:
+    if state is None and _phase_one(cfg) is not None:
         # a two-phase model (SSAMT): the first phase is its own run, shared by every config that agrees on it
-        p1 = dataclasses.replace(cfg, epochs=cfg.model.intra_epochs, model=cfg.model.phase_one())
-        r1 = train(p1, train_ds, dev_ds, dev_relevance=dev_relevance, ckpt_dir=ckpt_dir, name=f"{cfg.model.kind}-phase1",
+        p1, p1_name = _phase_one(cfg)
+        r1 = train(p1, train_ds, dev_ds, dev_relevance=dev_relevance, ckpt_dir=ckpt_dir, name=p1_name,
                    device=device, progress=progress)
         shared = _load(r1.checkpoint.parent / "last.pt")
     torch.manual_seed(_epoch_seed(cfg.seed, -1))  # the initial weights
@@ -331,6 +361,7 @@ def train(cfg: TrainConfig, train_ds: ITMDataset, dev_ds: ITMDataset, *,
         _save(last, {"model": model.state_dict(), "optimizer": opt.state_dict(), "scheduler": sched.state_dict(),
                      "epoch": epoch + 1, "best_score": best_score, "best_epoch": best_epoch, "history": history,
                      "config": config_dict(cfg), "vocab": vocab.itos[2:]})
+        (folder / "progress.json").write_text(json.dumps({"epoch": epoch + 1, "epochs": cfg.epochs}))
         ran += 1
     if best.is_file():
         model.load_state_dict(_load(best)["model"])

@@ -340,3 +340,15 @@ def test_teran_claims_are_all_judged_whatever_the_main_pooling(pooling):
                           "t2i_ndcg_rouge": 50.0 + s, "grounding": 10.0 * i} for i, n in enumerate(names) for s in (0, 1)])
     table = judge_claims("08_teran", runs)
     assert len(table) == 12 and not table.verdict.str.startswith("not run").any(), table[["id", "verdict"]]
+
+
+def test_make_tables_says_how_long_each_notebook_took_last_time(tmp_path: Path, monkeypatch, capsys):
+    import itmlib.notebooks as nbs
+
+    monkeypatch.setattr(nbs, "run_notebook", lambda nb, out, params: 754.0)   # no kernel: the timing log only
+    args = ["run", "--only", "01_recall_metrics", "--output-dir", str(tmp_path), "--results-dir", str(tmp_path / "r")]
+    assert nbs.main(args) == 0
+    first = capsys.readouterr().out
+    assert "took" not in first and json.loads((tmp_path / "timings.json").read_text()) == {"smoke/01_recall_metrics": 754.0}
+    nbs.main(args)
+    assert "(its last run at smoke took 12.6 min)" in capsys.readouterr().out

@@ -1,3 +1,6 @@
+import dataclasses
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -181,3 +184,38 @@ def test_bad_executors_name_the_forms():
     for bad in ("processes:0", "processes:x", "threads", "dask:", ""):
         with pytest.raises(ValueError, match="executor"):
             parse_executor(bad)
+
+
+def test_grid_progress_says_what_trains_what_loads_and_the_eta(tmp_path, tiny, capsys):
+    from itmlib.progress import GridProgress, MemberStatus
+    from itmlib.train import epochs_done
+
+    tr, dv = tiny
+    cfgs = {"VSE++": TrainConfig(loss="triplet", data="w", **{**TINY, "epochs": 2})}
+    run_grid(cfgs, tr, dv, dv, dv.relevance(), seeds=[0, 1], ckpt_dir=str(tmp_path), device="cpu", progress=True)
+    first = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("[grid]")]
+    assert first[0] == "[grid] 2 members: 0 from checkpoints, 0 partly trained, 2 to train (4 of 4 epochs left)"
+    assert first[1] == "[grid] 1/2 VSE++, fraction 1, seed 0: training epochs 0 -> 2"
+    assert "per epoch); grid ETA" in first[2]                     # one member measured: an ETA for the other
+    assert first[-1].startswith("[grid] all 2 members in")
+    run_grid(cfgs, tr, dv, dv, dv.relevance(), seeds=[0, 1], ckpt_dir=str(tmp_path), device="cpu", progress=True)
+    again = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("[grid]")]
+    assert again[0].startswith("[grid] 2 members: 2 from checkpoints, 0 partly trained, 0 to train (0 of 4")
+    assert again[1] == "[grid] 1/2 VSE++, fraction 1, seed 0: from checkpoint"
+    from itmlib.grid import _member_config
+    from itmlib.train import checkpoint_folder
+
+    _, c = _member_config(cfgs["VSE++"], tr, 1.0, 0)
+    assert json.loads((checkpoint_folder(c, "VSEpp", tmp_path) / "progress.json").read_text()) == {"epoch": 2, "epochs": 2}
+    (checkpoint_folder(c, "VSEpp", tmp_path) / "progress.json").unlink()   # a checkpoint from before it: last.pt
+    assert epochs_done(c, "VSEpp", tmp_path) == 2 and epochs_done(dataclasses.replace(c, epochs=5), "VSEpp", tmp_path) == 0
+    # the ETA by hand: 10 s for 2 epochs measured, 3 + 1 epochs left on 2 workers -> 4 * 5 / 2 = 10 s
+    lines = []
+    rep = GridProgress([MemberStatus("a", 0, 2), MemberStatus("b", 1, 4), MemberStatus("c", 3, 4), MemberStatus("d", 5, 5)],
+                       workers=2, streams=[type("S", (), {"write": lambda self, t: lines.append(t), "flush": lambda self: None})()])
+    assert rep.eta_seconds() is None
+    rep.finish(0, 10.0)
+    assert rep.eta_seconds() == pytest.approx(10.0)
+    assert "a: done in 10 s (5.0 s per epoch); grid ETA 10 s" in "".join(lines)
+    rep.begin()
+    assert "4 members: 1 from checkpoints, 2 partly trained, 1 to train (6 of 15 epochs left), 2 workers" in "".join(lines)

@@ -1,0 +1,112 @@
+"""Progress of a long grid: what each member trains, which come from checkpoints, and the ETA.
+
+``make tables`` runs each notebook in a papermill kernel, whose printed output lands in the executed
+notebook, not in the terminal. :class:`GridProgress` prints its lines to the notebook *and*, inside a
+kernel, to the kernel process's own stderr - the terminal or log of ``make tables``::
+
+    [grid] 16 members: 9 from checkpoints, 1 partly trained, 6 to train (70 of 240 epochs left)
+    [grid] 10/16 +PM (w/ phrases), fraction 0.5, seed 1: training epochs 4 -> 15
+    [grid] 10/16 +PM (w/ phrases), fraction 0.5, seed 1: done in 4.1 min (22.4 s per epoch); grid ETA 38 min
+
+The ETA is the epochs left times the seconds per epoch measured on this grid's trained members so far,
+divided by the workers; it is a rough figure (members differ in cost: a fraction of 0.5 trains half the
+batches per epoch) and is printed only once one member has trained.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass
+from typing import TextIO
+
+__all__ = ["GridProgress", "MemberStatus", "format_duration"]
+
+
+def format_duration(seconds: float) -> str:
+    """``"42 s"``, ``"4.1 min"`` or ``"2.3 h"``."""
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    if seconds < 3600:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+@dataclass
+class MemberStatus:
+    """One grid member: its label, the epochs its checkpoints hold before the grid runs, its epochs."""
+    label: str
+    done: int
+    epochs: int
+
+    @property
+    def left(self) -> int:
+        return max(self.epochs - self.done, 0)
+
+
+class GridProgress:
+    """Lines per grid member (see the module docstring); ``enabled=False`` prints nothing."""
+
+    def __init__(self, members: list[MemberStatus], *, workers: int = 1, enabled: bool = True,
+                 streams: list[TextIO] | None = None):
+        self.members, self.workers, self.enabled = members, max(int(workers), 1), enabled
+        self._streams = streams
+        self._finished: set[int] = set()
+        self._trained_s = 0.0
+        self._trained_epochs = 0
+        self._t0 = time.perf_counter()
+
+    # -- output -------------------------------------------------------------------------------
+    def _emit(self, line: str) -> None:
+        if not self.enabled:
+            return
+        streams = self._streams
+        if streams is None:   # the notebook's stdout, and in a kernel also the process's stderr
+            streams = [sys.stdout]
+            if sys.stdout is not sys.__stdout__ and sys.__stderr__ is not None:
+                streams.append(sys.__stderr__)
+        for s in streams:
+            print(f"[grid] {line}", file=s, flush=True)
+
+    def _head(self, i: int) -> str:
+        return f"{i + 1}/{len(self.members)} {self.members[i].label}"
+
+    # -- events -------------------------------------------------------------------------------
+    def begin(self) -> None:
+        full = sum(m.left == 0 for m in self.members)
+        part = sum(0 < m.done < m.epochs for m in self.members)
+        new = len(self.members) - full - part
+        left = sum(m.left for m in self.members)
+        total = sum(m.epochs for m in self.members)
+        self._emit(f"{len(self.members)} members: {full} from checkpoints, {part} partly trained, {new} to train "
+                   f"({left} of {total} epochs left)" + (f", {self.workers} workers" if self.workers > 1 else ""))
+
+    def start(self, i: int) -> None:
+        m = self.members[i]
+        what = "from checkpoint" if m.left == 0 else \
+            f"training epochs {m.done} -> {m.epochs}" + (" (resumed)" if m.done else "")
+        self._emit(f"{self._head(i)}: {what}")
+
+    def finish(self, i: int, seconds: float) -> None:
+        m = self.members[i]
+        self._finished.add(i)
+        if m.left:
+            self._trained_s += seconds
+            self._trained_epochs += m.left
+        note = f"done in {format_duration(seconds)}"
+        if m.left:
+            note += f" ({seconds / m.left:.1f} s per epoch)"
+        eta = self.eta_seconds()
+        if eta is not None and len(self._finished) < len(self.members):
+            note += f"; grid ETA {format_duration(eta)}"
+        self._emit(f"{self._head(i)}: {note}")
+
+    def end(self) -> None:
+        self._emit(f"all {len(self.members)} members in {format_duration(time.perf_counter() - self._t0)}")
+
+    def eta_seconds(self) -> float | None:
+        """Seconds left for the unfinished members at the measured seconds per epoch; None before any trained."""
+        if not self._trained_epochs:
+            return None
+        left = sum(m.left for j, m in enumerate(self.members) if j not in self._finished)
+        return left * self._trained_s / self._trained_epochs / self.workers
