@@ -41,9 +41,9 @@ def _non_negative(name: str, v: Any) -> None:
         raise ValueError(f"{name} must be a number >= 0, got {v!r}")
 
 
-def _each(check: Callable[[str, Any], Any]) -> Callable[[str, Any], None]:
+def _each(check: Callable[[str, Any], Any], *, may_be_empty: bool = False) -> Callable[[str, Any], None]:
     def run(name: str, values: Any) -> None:
-        if not values:
+        if not values and not may_be_empty:
             raise ValueError(f"{name} must list at least one value, got {values!r}")
         for v in values:
             check(name.rstrip("s") if name.endswith("s") else name, v)
@@ -71,6 +71,12 @@ def _nbr_arm(name: str, v: Any) -> None:
     check_choice(name, v, tuple(ARMS))
 
 
+def _sam_arm(name: str, v: Any) -> None:
+    from .papers.ncs_sam import SCARCE_ARMS
+
+    check_choice(name, v, tuple(SCARCE_ARMS))
+
+
 def _poolings(name: str, v: Any) -> None:
     from .models.alignment import POOLINGS
 
@@ -85,11 +91,17 @@ RULES: dict[str, Callable[[str, Any], Any]] = {
     "tau": check_positive,
     "taus": _each(check_positive),
     "fraction": check_fraction,
-    "fractions": _each(check_fraction),
+    "fractions": _each(check_fraction, may_be_empty=True),   # 05: empty = chosen on the baseline
     "sampling": _choice("soft", "hard", "random"),
     "samplings": _each(_choice("soft", "hard", "random")),
     "keep_triplets": _each(_bool),
     "sam_mode": _choice("paper", "reference"),
+    "sam_modes": _each(_choice("paper", "reference")),
+    "controls": _bool,
+    "sam_warmup": _bool,
+    "sam_arms": _each(_sam_arm),
+    "candidate_fractions": _each(check_fraction),
+    "warmups": _each(_non_negative_int),
     "n_seeds": lambda n, v: check_positive(n, v, integer=True),
     "full_data_seeds": _non_negative_int,
     "epochs": _non_negative_int,

@@ -61,13 +61,18 @@ def test_judge_claims_keeps_every_claim_and_says_what_was_not_run():
 
 
 def test_judge_claims_where_and_exact_rules():
-    runs = pd.DataFrame([{"fraction": f, "seed": s, "method": m, "rsum": v, "nsum": v / 2, "nsum_nogt": 1.0}
-                         for f, base in ((0.1, 100.0), (0.25, 200.0)) for s in (0, 1, 2)
-                         for m, v in (("VSE++", base + s), ("VSE++ + SAM", base + 2 * s + 30 * (f == 0.1)))])
-    table = judge_claims("05_sam_reduced_data", {"runs": runs, "collapse": runs.iloc[0:0], "full": runs.iloc[0:0]})
+    runs = pd.DataFrame([{"setting": st, "fraction": f, "warmup_epochs": 0, "seed": s, "method": m, "rsum": v, "nsum": v / 2,
+                          "nsum_nogt": 1.0}
+                         for st, f, base in (("F-10%", 0.04, 100.0), ("F-25%", 0.12, 200.0)) for s in (0, 1, 2)
+                         for m, v in (("VSE++", base + s), ("VSE++ + SAM", base + 2 * s + 30 * (st == "F-10%")),
+                                      ("VSE++ + SAM shuffled", base + 2 * s + 30 * (st == "F-10%") - s))])
+    table = judge_claims("05_sam_reduced_data", {"runs": runs, "full": runs.iloc[0:0]})
     v = table.set_index("id").verdict
-    # 10%: differences 30, 31, 32 -> holds; 25%: differences 0, 1, 2 (mean 1, std 1) -> within noise
+    # F-10%: differences 30, 31, 32 -> holds; F-25%: differences 0, 1, 2 (mean 1, std 1) -> within noise
     assert v["sam_scarce_rsum_10"] == "holds" and v["sam_scarce_rsum_25"] == "holds (within noise)"
+    # against the shuffled control: differences 0, 1, 2 -> within noise at both settings
+    assert v["sam_scarce_rsum_10_vs_shuffled"] == "holds (within noise)"
+    assert v["sam_scarce_rsum_10_warmup"].startswith("not run")          # no warm-up rows in this table
     assert v["sam_full_keeps_recall"].startswith("not run")
     # exact claims hold only when every paired instance does
     recall = pd.DataFrame({"retriever": ["a", "a", "b", "b"], "method": ["R^V", "IR"] * 2,

@@ -122,13 +122,20 @@ def _check_03(t):
 def _check_04(t):
     t45 = t("tables4_5_ablation")
     assert t45[t45.sampling == "VSE++ baseline"].rsum.iloc[0] > 10 * CHANCE_RSUM
-    assert len(t("claims")) == 6
+    claims = t("claims").set_index("id")
+    assert len(claims) == 14
+    assert not claims.loc["sam_beats_shuffled_nsum", "verdict"].startswith("not run")   # the control arms ran
+    assert claims.loc["sam_soft_beats_random_ref", "verdict"].startswith("not run")     # no reference mode at smoke
 
 
 def _check_05(t):
     table = t("table2_reduced_data")
     assert (table[table.method == "VSE++"].rsum > 5 * CHANCE_RSUM).all(), table.rsum
-    assert len(t("claims")) == 7
+    choice = t("fraction_choice").set_index("setting")
+    assert choice.loc["F-10%", "fraction"] < choice.loc["F-25%", "fraction"]   # the scarcer setting, the smaller fraction
+    claims = t("claims").set_index("id")
+    assert len(claims) == 18
+    assert not claims.loc["sam_scarce_rsum_10_vs_shuffled", "verdict"].startswith("not run")
 
 
 def _check_08(t):

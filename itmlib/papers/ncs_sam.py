@@ -8,12 +8,21 @@ Notebooks 01-05. The metrics (Recall, Semantic Recall eq. 4, NCS eq. 5) live in
     α     = (φ(G_p, c_p) - φ(G_p, c_m)) / τ,        φ = CIDEr-D against the image's captions G_p
 
 This module holds what is the paper's alone: the VSE++ configs sized by scale, the
-Tables 4/5 grid, the margin analysis of notebook 04, the run tables its claims are
-judged on, and the joins that put the paper's numbers beside ours.
+Tables 4/5 grid with its control arms, the scarce-data arms and fraction choice of notebook 05,
+the margin analysis of notebook 04, the run tables its claims are judged on, and the joins that
+put the paper's numbers beside ours. (Over 300 lines because it is one paper's whole
+experimental side, five notebooks; every function is small and paper-specific.)
+
+The control arms (issue 17) ask whether CIDEr-D *semantics* in the margin matter: "shuffled"
+permutes the negatives' φ within the batch (same negatives, same hinges, margins no longer
+tied to their negative), "leave-one-out" drops c_p from G_p (φ(G_p, c_p) otherwise gains
+exactly 2.0 from matching itself). Every SAM claim is judged twice: against the baseline
+and against its shuffled twin.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from typing import Iterable, Mapping, Sequence
 
@@ -27,7 +36,8 @@ from ..models.vse import VSEConfig, VSEModel
 from ..paper_numbers import paper_table
 from ..train import TrainConfig, TrainResult, score_batch
 
-__all__ = ["vse_config", "ablation_settings", "sam_configs", "sam_margin_samples", "summarize_margins",
+__all__ = ["vse_config", "ablation_settings", "sam_configs", "SCARCE_ARMS", "scarce_configs", "paper_scarcity",
+           "choose_fractions", "by_control", "scarce_schedule", "label_fractions", "sam_margin_samples", "summarize_margins",
            "by_sampling", "by_triplet", "paper_method", "with_paper_columns", "fraction_setting", "tables45_paper",
            "TABLE1_ROWS", "with_table1_columns", "figure3_table", "figure3_runs", "phi_pos_variance_share"]
 
@@ -53,12 +63,24 @@ def ablation_settings(scale: str, taus: Sequence[float], samplings: Sequence[str
 
 
 def sam_configs(scale: str, settings: Iterable[tuple[float, str, bool]], *, data: str, epochs: int | None = None,
-                baseline: str | None = "VSE++ (no SAM)", **common) -> dict[str, TrainConfig]:
-    """One SAM config per (tau, sampling, keep_triplet) setting, named ``"tau=5 soft +T"``, plus the
-    VSE++ baseline under ``baseline`` (None: none)."""
-    out = {f"tau={t:g} {s} {'+T' if k else '-T'}": vse_config(scale, epochs=epochs, loss="sam", tau=float(t),
-                                                              sampling=s, keep_triplet=bool(k), data=data, **common)
-           for t, s, k in settings}
+                baseline: str | None = "VSE++ (no SAM)", sam_modes: Sequence[str] = ("paper",), controls: bool = False,
+                sam_warmup: bool = False, **common) -> dict[str, TrainConfig]:
+    """One SAM config per (tau, sampling, keep_triplet) setting and SAM mode, named ``"tau=5 soft +T"``
+    (``" ref"`` appended in the public code's ``"reference"`` mode), plus the VSE++ baseline under
+    ``baseline`` (None: none). ``controls``: each setting also as its shuffled twin (``" shuffled"``
+    appended, ``phi_control="shuffled"``). ``sam_warmup``: the settings without the triplet (-T) sum
+    the SAM hinge over every negative during the warm-up, as the triplet does (with the triplet kept,
+    the triplet's warm-up already holds the model)."""
+    out = {}
+    for mode in sam_modes:
+        check_choice("sam_mode", mode, ("paper", "reference"))
+        for t, smp, k in settings:
+            name = f"tau={t:g} {smp} {'+T' if k else '-T'}" + (" ref" if mode == "reference" else "")
+            cfg = vse_config(scale, epochs=epochs, loss="sam", tau=float(t), sampling=smp, keep_triplet=bool(k), data=data,
+                             sam_mode=mode, sam_warmup=bool(sam_warmup and not k), **common)
+            out[name] = cfg
+            if controls:
+                out[name + " shuffled"] = dataclasses.replace(cfg, phi_control="shuffled")
     if baseline:
         out[baseline] = vse_config(scale, epochs=epochs, loss="triplet", data=data)
     return out
@@ -173,17 +195,40 @@ def summarize_margins(margins: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
-def _settings_frame(configs: dict[str, TrainConfig]) -> pd.DataFrame:
-    return pd.DataFrame([{"method": n, "tau": c.tau, "sampling": c.sampling, "keep_triplet": c.keep_triplet}
-                         for n, c in configs.items() if c.loss == "sam"])
+def _settings_frame(configs: dict[str, TrainConfig], control: str | None = "none", mode: str | None = "paper") -> pd.DataFrame:
+    """The SAM configs' settings; only those with ``phi_control == control`` and ``sam_mode == mode`` (None: all)."""
+    return pd.DataFrame([{"method": n, "tau": c.tau, "sampling": c.sampling, "keep_triplet": c.keep_triplet,
+                          "sam_mode": c.sam_mode, "phi_control": c.phi_control}
+                         for n, c in configs.items() if c.loss == "sam" and control in (None, c.phi_control)
+                         and mode in (None, c.sam_mode)],
+                        columns=["method", "tau", "sampling", "keep_triplet", "sam_mode", "phi_control"])
+
+
+def by_control(runs: pd.DataFrame, configs: dict[str, TrainConfig],
+               metrics: Sequence[str] = ("nsum", "rsum", "nsum_nogt"), baseline: str = "VSE++ (no SAM)") -> pd.DataFrame:
+    """Per seed and SAM mode: the mean of ``metrics`` over the SAM settings that have a shuffled twin
+    (method ``"SAM"``), over those twins (``"SAM shuffled"``), and the baseline's row (repeated per
+    mode) - the run table of "SAM beats the baseline" and "SAM beats its shuffled control"."""
+    cols = ["seed", "sam_mode", "method", *metrics]
+    st = _settings_frame(configs, control=None, mode=None)
+    twins = set(st.method[st.phi_control == "shuffled"])
+    st = st[st.method.isin(twins) | st.method.map(lambda m: f"{m} shuffled" in twins)]
+    sam = runs.merge(st, on="method")
+    if sam.empty:
+        return pd.DataFrame(columns=cols)
+    sam = sam.assign(method=sam.phi_control.map({"none": "SAM", "shuffled": "SAM shuffled"}))
+    out = sam.groupby(["seed", "sam_mode", "method"], as_index=False)[list(metrics)].mean()
+    base = runs[runs.method == baseline]
+    reps = [base.assign(sam_mode=m)[cols] for m in sorted(sam.sam_mode.unique())] if len(base) else []
+    return pd.concat([out[cols], *reps], ignore_index=True)
 
 
 def by_sampling(runs: pd.DataFrame, configs: dict[str, TrainConfig], keep: Sequence[bool] = (True, False),
-                metrics: Sequence[str] = ("nsum", "rsum")) -> pd.DataFrame:
-    """Per seed and sampling: the mean of ``metrics`` over the SAM runs with ``keep_triplet`` in
-    ``keep``, over the taus that every sampling was trained with (Tables 4/5's "on average").
-    One row per (seed, method=sampling): the run table of the "soft negatives best" claims."""
-    sam = runs.merge(_settings_frame(configs), on="method")
+                metrics: Sequence[str] = ("nsum", "rsum"), mode: str = "paper") -> pd.DataFrame:
+    """Per seed and sampling: the mean of ``metrics`` over the SAM runs in ``mode`` (no control arm)
+    with ``keep_triplet`` in ``keep``, over the taus that every sampling was trained with (Tables 4/5's
+    "on average"). One row per (seed, method=sampling): the run table of the "soft negatives best" claims."""
+    sam = runs.merge(_settings_frame(configs, mode=mode), on="method")
     sam = sam[sam.keep_triplet.isin(list(keep))]
     if sam.empty:
         return pd.DataFrame(columns=["seed", "method", *metrics])
@@ -203,8 +248,11 @@ def by_triplet(runs: pd.DataFrame, configs: dict[str, TrainConfig],
     return out.drop(columns="keep_triplet")
 
 
-def paper_method(method: str, model: str = "CVSE") -> str:
-    """The paper's row name for one of our methods: VSE++ -> "CVSE (public code)", VSE++ + SAM -> "CVSE+SAM"."""
+def paper_method(method: str, model: str = "CVSE") -> str | None:
+    """The paper's row name for one of our methods: VSE++ -> "CVSE (public code)", VSE++ + SAM -> "CVSE+SAM";
+    None for our control arms (shuffled, leave-one-out), which the paper does not have."""
+    if "shuffled" in method or "leave-one-out" in method:
+        return None
     return f"{model}+SAM" if "SAM" in method else f"{model} (public code)"
 
 
@@ -227,6 +275,70 @@ def with_paper_columns(table: pd.DataFrame, key: str, setting: pd.Series | str, 
 def fraction_setting(fraction: float) -> str:
     """The paper's Flickr30K setting name of a training fraction: 0.1 -> "F-10%"."""
     return f"F-{round(100 * fraction)}%"
+
+
+#: notebook 05's arms: the baseline, SAM, and SAM's two controls (TrainConfig fields over the SAM config)
+SCARCE_ARMS = {"VSE++": {"loss": "triplet"}, "VSE++ + SAM": {}, "VSE++ + SAM shuffled": {"phi_control": "shuffled"},
+               "VSE++ + SAM leave-one-out": {"phi_self": "leave_one_out"}}
+
+
+def scarce_configs(scale: str, arms: Sequence[str], *, data: str, warmup_epochs: int, epochs: int | None = None,
+                   lr_decay_epochs: int | None = None, **sam) -> dict[str, TrainConfig]:
+    """Notebook 05's configs, one per arm of :data:`SCARCE_ARMS`, under one recipe (``warmup_epochs``):
+    the SAM arms share ``sam`` (tau, sampling, sam_mode, keep_triplet); the SAM hinge warms up with the
+    triplet (``sam_warmup``) so that the arms differ by their margins alone."""
+    out = {}
+    for a in arms:
+        check_choice("arm", a, tuple(SCARCE_ARMS))
+        extra = SCARCE_ARMS[a]
+        kw = {"loss": "triplet"} if extra.get("loss") == "triplet" else {"loss": "sam", "sam_warmup": True, **sam, **extra}
+        if lr_decay_epochs:
+            kw["lr_decay_epochs"] = lr_decay_epochs
+        out[a] = vse_config(scale, epochs=epochs, data=data, warmup_epochs=warmup_epochs, **kw)
+    return out
+
+
+def scarce_schedule(scale: str, epochs: int | None = None) -> dict[str, int]:
+    """Notebook 05's schedule: ``epochs`` (default twice the scale's) with the learning rate x0.1
+    halfway, as the public SAM/CVSE code trains (30-50 epochs with a decay); a small subset has few
+    batches per epoch, so the longer schedule is what lets it converge."""
+    n = epochs or 2 * get_scale(scale).epochs
+    return {"epochs": n, "lr_decay_epochs": max(n // 2, 1)}
+
+
+def label_fractions(fractions: Sequence[float], settings: Sequence[str] = ("F-10%", "F-25%")) -> pd.DataFrame:
+    """Fractions a user gave, smallest first, labelled with the paper settings they stand in for
+    (the smallest for the scarcest); fractions beyond the settings are labelled by themselves."""
+    fs = sorted({float(f) for f in fractions})
+    return pd.DataFrame({"setting": [settings[i] if i < len(settings) else f"ours {f:g}" for i, f in enumerate(fs)],
+                         "fraction": fs})
+
+
+def paper_scarcity(settings: Sequence[str] = ("F-10%", "F-25%"), model: str = "CVSE") -> dict[str, float]:
+    """How scarce the paper's reduced-data settings are: the baseline's Rsum at each setting (Table 2,
+    Flickr30K) as a share of its full-data Rsum (Table 3). CVSE: F-10% 0.29, F-25% 0.62."""
+    t2 = paper_table("ncs_sam_table2").set_index(["setting", "method"]).rsum
+    full = paper_table("ncs_sam_table3").set_index(["setting", "method"]).rsum[("F30K", paper_method("VSE++", model))]
+    return {s: float(t2[(s, paper_method("VSE++", model))] / full) for s in settings}
+
+
+def choose_fractions(baseline: pd.DataFrame, full_rsum: float, targets: Mapping[str, float]) -> pd.DataFrame:
+    """For each paper setting, the training fraction at which *our baseline* is as scarce as the paper's:
+    the candidate (a ``fraction`` of ``baseline``'s runs, mean Rsum over its seeds) whose share of
+    ``full_rsum`` is nearest the setting's target share (:func:`paper_scarcity`). Chosen on the
+    baseline alone, before any SAM run. One row per setting: setting, target share, fraction, the
+    baseline's Rsum and share there."""
+    if not full_rsum > 0:
+        raise ValueError(f"full_rsum must be > 0 (the full-data baseline's Rsum), got {full_rsum}")
+    if baseline.empty:
+        raise ValueError("choose_fractions needs baseline runs at one or more candidate fractions")
+    mean = baseline.groupby("fraction").rsum.mean()
+    rows = []
+    for setting, share in targets.items():
+        f = float((mean / full_rsum - share).abs().idxmin())
+        rows.append({"setting": setting, "target share": share, "fraction": f, "baseline rsum": float(mean[f]),
+                     "share": float(mean[f] / full_rsum)})
+    return pd.DataFrame(rows)
 
 
 #: our relevance rows of Table 1 -> the paper's rows ("SPICE-like": whichever scene-graph F1 parses text as SPICE does)

@@ -1,0 +1,78 @@
+"""Issue 17's fair SAM test as notebooks 04 and 05 run it: the control arms, the fraction choice, the run tables."""
+
+import dataclasses
+
+import pandas as pd
+import pytest
+
+from itmlib.papers.ncs_sam import (by_control, by_sampling, choose_fractions, label_fractions, paper_method, paper_scarcity,
+                                   sam_configs, scarce_configs, scarce_schedule, vse_config)
+from itmlib.train import config_hash
+
+
+def test_sam_configs_add_shuffled_twins_and_reference_mode_and_keep_old_names():
+    cfgs = sam_configs("smoke", [(5, "soft", True), (5, "hard", False)], data="w", sam_modes=("paper", "reference"),
+                       controls=True, sam_warmup=True)
+    assert list(cfgs) == ["tau=5 soft +T", "tau=5 soft +T shuffled", "tau=5 hard -T", "tau=5 hard -T shuffled",
+                          "tau=5 soft +T ref", "tau=5 soft +T ref shuffled", "tau=5 hard -T ref", "tau=5 hard -T ref shuffled",
+                          "VSE++ (no SAM)"]
+    a, b = cfgs["tau=5 soft +T"], cfgs["tau=5 soft +T shuffled"]
+    assert dataclasses.replace(b, phi_control="none") == a and b.phi_control == "shuffled"   # the twin differs in that alone
+    assert not a.sam_warmup and cfgs["tau=5 hard -T"].sam_warmup        # only -T warms its own hinge up
+    assert cfgs["tau=5 hard -T ref"].sam_mode == "reference"
+    # the paper-mode, no-control config is the one the grid trained before: same hash, its checkpoints stay valid
+    old = vse_config("smoke", loss="sam", tau=5.0, sampling="soft", keep_triplet=True, data="w")
+    assert config_hash(a) == config_hash(old)
+    assert list(sam_configs("smoke", [(5, "soft", True)], data="w")) == ["tau=5 soft +T", "VSE++ (no SAM)"]
+    with pytest.raises(ValueError, match="sam_mode"):
+        sam_configs("smoke", [(5, "soft", True)], data="w", sam_modes=("papers",))
+
+
+def _runs_04():
+    # two seeds; SAM settings a (+T) and b (-T) with shuffled twins, a reference-mode setting without a twin
+    vals = {"tau=5 soft +T": (10, 12), "tau=5 soft +T shuffled": (8, 8), "tau=5 hard -T": (4, 6),
+            "tau=5 hard -T shuffled": (6, 2), "tau=5 soft +T ref": (100, 100), "VSE++ (no SAM)": (5, 7)}
+    return pd.DataFrame([{"seed": s, "method": m, "nsum": float(v[s]), "rsum": 2.0 * v[s], "nsum_nogt": 1.0}
+                         for m, v in vals.items() for s in (0, 1)])
+
+
+def test_by_control_means_over_twinned_settings_by_hand():
+    cfgs = sam_configs("smoke", [(5, "soft", True), (5, "hard", False)], data="w", controls=True)
+    cfgs["tau=5 soft +T ref"] = vse_config("smoke", loss="sam", tau=5.0, sampling="soft", sam_mode="reference", data="w")
+    t = by_control(_runs_04(), cfgs).set_index(["sam_mode", "method", "seed"]).nsum
+    assert t[("paper", "SAM", 0)] == 7.0 and t[("paper", "SAM", 1)] == 9.0            # (10 + 4) / 2, (12 + 6) / 2
+    assert t[("paper", "SAM shuffled", 0)] == 7.0 and t[("paper", "SAM shuffled", 1)] == 5.0
+    assert t[("paper", "VSE++ (no SAM)", 1)] == 7.0
+    assert ("reference", "SAM", 0) not in t.index                                     # no twin: not in the control table
+    # the sampling claims read paper-mode SAM without its controls
+    bs = by_sampling(_runs_04(), cfgs).set_index(["method", "seed"]).nsum
+    assert bs[("soft", 0)] == 10.0 and bs[("hard", 1)] == 6.0
+    assert by_sampling(_runs_04(), cfgs, mode="reference").set_index(["method", "seed"]).nsum[("soft", 0)] == 100.0
+
+
+def test_paper_scarcity_and_the_fraction_choice_by_hand():
+    s = paper_scarcity()
+    assert s["F-10%"] == pytest.approx(138.7 / 471.6) and s["F-25%"] == pytest.approx(294.1 / 471.6)
+    base = pd.DataFrame({"fraction": [0.05, 0.05, 0.1, 0.2, 0.4], "rsum": [50.0, 70.0, 110.0, 190.0, 260.0]})
+    c = choose_fractions(base, 400.0, {"F-10%": 0.29, "F-25%": 0.62}).set_index("setting")
+    # shares: 0.05 -> 60/400 = 0.15, 0.1 -> 0.275, 0.2 -> 0.475, 0.4 -> 0.65
+    assert c.loc["F-10%", "fraction"] == 0.1 and c.loc["F-25%", "fraction"] == 0.4
+    assert c.loc["F-10%", "share"] == pytest.approx(0.275) and c.loc["F-10%", "baseline rsum"] == 110.0
+    with pytest.raises(ValueError, match="full_rsum"):
+        choose_fractions(base, 0.0, {"F-10%": 0.29})
+    lab = label_fractions([0.25, 0.1, 0.5])
+    assert lab.setting.tolist() == ["F-10%", "F-25%", "ours 0.5"] and lab.fraction.tolist() == [0.1, 0.25, 0.5]
+
+
+def test_scarce_configs_differ_by_their_margins_alone():
+    cfgs = scarce_configs("smoke", ["VSE++", "VSE++ + SAM", "VSE++ + SAM shuffled", "VSE++ + SAM leave-one-out"], data="w",
+                          warmup_epochs=1, tau=5.0, sampling="soft", keep_triplet=True, **scarce_schedule("smoke"))
+    sam = cfgs["VSE++ + SAM"]
+    assert sam.loss == "sam" and sam.sam_warmup and sam.epochs == 12 and sam.lr_decay_epochs == 6
+    assert cfgs["VSE++"].loss == "triplet" and cfgs["VSE++"].epochs == 12 and cfgs["VSE++"].warmup_epochs == 1
+    assert dataclasses.replace(cfgs["VSE++ + SAM shuffled"], phi_control="none") == sam
+    assert dataclasses.replace(cfgs["VSE++ + SAM leave-one-out"], phi_self="include") == sam
+    assert scarce_schedule("medium", 40) == {"epochs": 40, "lr_decay_epochs": 20}
+    with pytest.raises(ValueError, match="arm"):
+        scarce_configs("smoke", ["SAM"], data="w", warmup_epochs=0)
+    assert paper_method("VSE++ + SAM shuffled") is None and paper_method("VSE++ + SAM") == "CVSE+SAM"
