@@ -93,9 +93,8 @@ class GridProgress:
         if m.left:
             self._trained_s += seconds
             self._trained_epochs += m.left
-        note = f"done in {format_duration(seconds)}"
-        if m.left:
-            note += f" ({seconds / m.left:.1f} s per epoch)"
+        note = f"done in {format_duration(seconds)} ({seconds / m.left:.1f} s per epoch)" if m.left else \
+            f"loaded and evaluated in {format_duration(seconds)}"
         eta = self.eta_seconds()
         if eta is not None and len(self._finished) < len(self.members):
             note += f"; grid ETA {format_duration(eta)}"

@@ -202,6 +202,7 @@ def test_grid_progress_says_what_trains_what_loads_and_the_eta(tmp_path, tiny, c
     again = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("[grid]")]
     assert again[0].startswith("[grid] 2 members: 2 from checkpoints, 0 partly trained, 0 to train (0 of 4")
     assert again[1] == "[grid] 1/2 VSE++, fraction 1, seed 0: from checkpoint"
+    assert again[2].startswith("[grid] 1/2 VSE++, fraction 1, seed 0: loaded and evaluated in")
     from itmlib.grid import _member_config
     from itmlib.train import checkpoint_folder
 
