@@ -135,7 +135,7 @@ def _check_05(t):
     assert choice.loc["F-10%", "fraction"] < choice.loc["F-25%", "fraction"]   # the scarcer setting, the smaller fraction
     claims = t("claims").set_index("id")
     assert len(claims) == 18
-    assert not claims.loc["sam_scarce_rsum_10_vs_shuffled", "verdict"].startswith("not run")
+    assert not claims.loc["sam_scarce_rsum_10_warmup_vs_shuffled", "verdict"].startswith("not run")   # warm-up recipe, the default
 
 
 def _check_08(t):
@@ -151,6 +151,8 @@ def _check_06(t):
     assert (t3.rsum > 5 * CHANCE_RSUM).all(), t3.rsum                       # every arm trains
     claims = t("claims").set_index("id")
     assert len(claims) == 11
+    assert not claims.loc["ssamt_pm_helps", "verdict"].startswith("not run")   # base fraction 0.8 (ci/smoke.yaml)
+    assert not claims.loc["ssamt_false_phrase_found", "verdict"].startswith("not run")
     acc = t("table4_mismatch").set_index("method")
     assert (acc.acc_global_i2t > 70).all()                                    # chance: 50
     curve = t("rerank_depth").set_index("k")

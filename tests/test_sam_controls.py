@@ -68,8 +68,9 @@ def test_scarce_configs_differ_by_their_margins_alone():
     cfgs = scarce_configs("smoke", ["VSE++", "VSE++ + SAM", "VSE++ + SAM shuffled", "VSE++ + SAM leave-one-out"], data="w",
                           warmup_epochs=1, tau=5.0, sampling="soft", keep_triplet=True, **scarce_schedule("smoke"))
     sam = cfgs["VSE++ + SAM"]
-    assert sam.loss == "sam" and sam.sam_warmup and sam.epochs == 12 and sam.lr_decay_epochs == 6
-    assert cfgs["VSE++"].loss == "triplet" and cfgs["VSE++"].epochs == 12 and cfgs["VSE++"].warmup_epochs == 1
+    assert sam.loss == "sam" and sam.sam_warmup and sam.epochs == 6 and sam.lr_decay_epochs == 3
+    assert cfgs["VSE++"].loss == "triplet" and cfgs["VSE++"].epochs == 6 and cfgs["VSE++"].warmup_epochs == 1
+    assert scarce_schedule("medium") == {"epochs": 30, "lr_decay_epochs": 15}    # twice the scale's 15
     assert dataclasses.replace(cfgs["VSE++ + SAM shuffled"], phi_control="none") == sam
     assert dataclasses.replace(cfgs["VSE++ + SAM leave-one-out"], phi_self="include") == sam
     assert scarce_schedule("medium", 40) == {"epochs": 40, "lr_decay_epochs": 20}

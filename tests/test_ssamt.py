@@ -164,3 +164,21 @@ def test_trained_smoke_model_beats_chance_and_shares_phase_one(tiny, tmp_path):
     acc = mismatch_accuracy(*(r.model.score_pairs(dev, text, p[i], p[c]) for i, c in
                               (("image", "caption"), ("image", "neg_caption"), ("neg_image", "caption"))))
     assert acc["acc_global_i2t"] > 58 and acc["acc_global_t2i"] > 58     # chance: 50 (1,500 pairs: std 1.3)
+
+
+def test_relative_fractions_make_the_base_subset_all_data():
+    """make tables trains 06 on a base fraction (0.25) of the images; its claims read Table 3's runs at 1.0."""
+    from itmlib.papers.ssamt import relative_fractions
+    from itmlib.verdicts import judge_claims
+
+    cols = ("acc_global_i2t", "acc_phrase_i2t", "acc_phrase_t2i")
+    runs = pd.DataFrame([{"fraction": 0.25, "seed": s, "method": m, "i2t_r1": v + s, "t2i_r1": v, "rsum": 3 * v + s,
+                          **dict.fromkeys(cols, 50.0)}
+                         for s in (0, 1, 2) for m, v in (("MT+GM (w/ phrases)", 10.0), ("+LM (w/ phrases)", 12.0))])
+    rel = relative_fractions(runs, 0.25)
+    assert set(rel.fraction) == {1.0} and relative_fractions(runs.assign(fraction=0.1875), 0.25).fraction.iloc[0] == 0.75
+    v = judge_claims("06_phrase_labels", {"runs": rel, "gains": rel.iloc[0:0], "figure3": rel.iloc[0:0],
+                                          "versus": rel.iloc[0:0]}).set_index("id").verdict
+    assert not v["ssamt_lm_helps"].startswith("not run")           # on the raw fractions it was "not run"
+    with pytest.raises(ValueError, match="base"):
+        relative_fractions(runs, 0.0)

@@ -299,10 +299,12 @@ def scarce_configs(scale: str, arms: Sequence[str], *, data: str, warmup_epochs:
 
 
 def scarce_schedule(scale: str, epochs: int | None = None) -> dict[str, int]:
-    """Notebook 05's schedule: ``epochs`` (default twice the scale's) with the learning rate x0.1
-    halfway, as the public SAM/CVSE code trains (30-50 epochs with a decay); a small subset has few
-    batches per epoch, so the longer schedule is what lets it converge."""
-    n = epochs or 2 * get_scale(scale).epochs
+    """Notebook 05's schedule: ``epochs`` (default twice the scale's; the scale's own at ``smoke``, which
+    only has to run in minutes) with the learning rate x0.1 halfway, as the public SAM/CVSE code trains
+    (30-50 epochs with a decay); a small subset has few batches per epoch, so the longer schedule is
+    what lets it converge."""
+    sc = get_scale(scale)
+    n = epochs or (sc.epochs if sc.name == "smoke" else 2 * sc.epochs)
     return {"epochs": n, "lr_decay_epochs": max(n // 2, 1)}
 
 

@@ -23,12 +23,12 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from ..config import check_choice, get_scale, resolve_device
+from ..config import check_choice, check_fraction, get_scale, resolve_device
 from ..data.base import CAPTIONS_PER_IMAGE, ITMDataset
 from ..models.ssamt import SSAMTConfig
 from ..train import TrainConfig, TrainResult, evaluate
 
-__all__ = ["ARMS", "arm_name", "PAPER_NAMES", "ssamt_config", "table3_configs", "negative_pairs", "mismatch_accuracy",
+__all__ = ["ARMS", "arm_name", "relative_fractions", "PAPER_NAMES", "ssamt_config", "table3_configs", "negative_pairs", "mismatch_accuracy",
            "false_phrases", "ssamt_evaluator", "rerank_curve", "pm_gains", "true_tuples", "with_paper_columns",
            "figure3_table"]
 
@@ -237,6 +237,14 @@ def with_paper_columns(table: pd.DataFrame, which: str) -> pd.DataFrame:
     p = paper_table("ssamt_table5").set_index(["model", "fraction"])["rsum"]
     out["paper rsum"] = [p.get((r, float(f)), np.nan) for r, f in zip(out["paper row"], out.fraction)]
     return out
+
+
+def relative_fractions(runs: pd.DataFrame, base: float) -> pd.DataFrame:
+    """``runs`` with ``fraction`` counted in the base subset every run starts from (``make tables`` trains on a
+    ``base`` fraction of the images): Table 3's runs are then 1.0 ("all data"), Table 5's 0.75 ... 0.25, as the
+    claims (``where: {fraction: 1.0}``) and the paper count them."""
+    check_fraction("base", base)
+    return runs.assign(fraction=(runs.fraction / base).round(4))
 
 
 def figure3_table(runs: pd.DataFrame) -> pd.DataFrame:
