@@ -28,6 +28,8 @@ Dask executors); results are bit-identical to an inline run with as many threads
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import re
 import time
 from typing import Any, Callable, Iterable, Mapping
@@ -111,8 +113,37 @@ def _member_task(cfg: TrainConfig, name: str, f: float, s: int, train_ds: ITMDat
         m = evaluate(r.model, r.vocab, test_ds, test_relevance, device=resolve_device(device))
         rows = [{**base, **{k: m[k] for k in METRIC_COLUMNS if k in m}}]
     else:
-        rows = [{**base, **extra} for extra in evaluate_fn(name, r, test_ds)]
+        rows = [{**base, **extra} for extra in _cached_evaluation(evaluate_fn, name, r, test_ds)]
     return rows, r.history.assign(fraction=f, seed=s, method=name)
+
+
+def _cached_evaluation(evaluate_fn: Callable, name: str, r: TrainResult, test_ds: ITMDataset) -> list[dict[str, Any]]:
+    """``evaluate_fn(name, r, test_ds)``, kept beside the checkpoint when the evaluator has a ``cache_key``
+    (a string naming its version and everything it reads besides the model, e.g. the test split and seed):
+    a grid loaded from its checkpoints then skips an evaluation that costs ~70 s per SSAMT member at
+    medium. The file is named by that key and by the run's best and last epoch, so a run trained further
+    is evaluated again."""
+    key = getattr(evaluate_fn, "cache_key", None)
+    if not key:
+        return evaluate_fn(name, r, test_ds)
+    path = r.checkpoint.parent / f"eval-{_safe_key(key)}-e{len(r.history)}-b{r.best_epoch}.json"
+    if path.is_file():
+        return json.loads(path.read_text())
+    rows = evaluate_fn(name, r, test_ds)
+    path.write_text(json.dumps(rows, default=_json_number))
+    return json.loads(path.read_text())      # the same rows as a cached run gets: float, not numpy types
+
+
+def _safe_key(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
+def _json_number(v: Any) -> Any:
+    if isinstance(v, (np.integer, np.bool_)):
+        return v.item()
+    if isinstance(v, np.floating):
+        return float(v)
+    raise TypeError(f"an evaluator row holds {type(v).__name__}, not a number or string: {v!r}")
 
 
 def _timed_member_task(*args: Any) -> tuple[tuple[list[dict[str, Any]], pd.DataFrame], float]:

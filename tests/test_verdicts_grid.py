@@ -220,3 +220,25 @@ def test_grid_progress_says_what_trains_what_loads_and_the_eta(tmp_path, tiny, c
     assert "a: done in 10 s (5.0 s per epoch); grid ETA 10 s" in "".join(lines)
     rep.begin()
     assert "4 members: 1 from checkpoints, 2 partly trained, 1 to train (6 of 15 epochs left), 2 workers" in "".join(lines)
+
+
+def test_an_evaluator_with_a_cache_key_runs_once_per_checkpoint(tmp_path, tiny):
+    tr, dv = tiny
+    calls = []
+
+    def fn(name, r, ds):
+        calls.append(name)
+        return [{"score": np.float32(0.5) + len(calls), "n": np.int64(3), "label": "x"}]
+
+    cfgs = {"VSE++": TrainConfig(loss="triplet", data="w", **TINY)}
+    a, _ = run_grid(cfgs, tr, dv, dv, ckpt_dir=str(tmp_path), device="cpu", evaluate_fn=fn)
+    b, _ = run_grid(cfgs, tr, dv, dv, ckpt_dir=str(tmp_path), device="cpu", evaluate_fn=fn)
+    assert len(calls) == 2 and b.score[0] == 2.5                 # no key: evaluated every time
+    fn.cache_key = "test-eval-v1"
+    c, _ = run_grid(cfgs, tr, dv, dv, ckpt_dir=str(tmp_path), device="cpu", evaluate_fn=fn)
+    d, _ = run_grid(cfgs, tr, dv, dv, ckpt_dir=str(tmp_path), device="cpu", evaluate_fn=fn)
+    assert len(calls) == 3 and c.score[0] == d.score[0] == 3.5 and d.n[0] == 3 and d.label[0] == "x"
+    assert c.to_csv() == d.to_csv()                              # a cached run gives the same table
+    fn.cache_key = "test-eval-v2"                                # a new evaluator version evaluates again
+    run_grid(cfgs, tr, dv, dv, ckpt_dir=str(tmp_path), device="cpu", evaluate_fn=fn)
+    assert len(calls) == 4
