@@ -75,8 +75,9 @@ def _member_config(cfg: TrainConfig, train_ds: ITMDataset, fraction: float, seed
 
 
 def _member_status(cfg: TrainConfig, name: str, f: float, s: int, train_ds: ITMDataset, ckpt_dir: str) -> MemberStatus:
-    _, c = _member_config(cfg, train_ds, f, s)
-    return MemberStatus(f"{name}, fraction {f:g}, seed {s}", epochs_done(c, checkpoint_name(name), ckpt_dir), c.epochs)
+    sub, c = _member_config(cfg, train_ds, f, s)
+    return MemberStatus(f"{name}, fraction {f:g}, seed {s}", epochs_done(c, checkpoint_name(name), ckpt_dir), c.epochs,
+                        sub.n_images)
 
 
 def parse_executor(executor: str) -> tuple[str, Any]:

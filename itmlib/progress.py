@@ -8,9 +8,10 @@ kernel, to the kernel process's own stderr - the terminal or log of ``make table
     [grid] 10/16 +PM (w/ phrases), fraction 0.5, seed 1: training epochs 4 -> 15
     [grid] 10/16 +PM (w/ phrases), fraction 0.5, seed 1: done in 4.1 min (22.4 s per epoch); grid ETA 38 min
 
-The ETA is the epochs left times the seconds per epoch measured on this grid's trained members so far,
-divided by the workers; it is a rough figure (members differ in cost: a fraction of 0.5 trains half the
-batches per epoch) and is printed only once one member has trained.
+The ETA is the epochs left, each weighted by its member's training images (a fraction of 0.5 trains half
+the batches per epoch), times the seconds per weighted epoch measured on this grid's trained members so
+far, divided by the workers; a rough figure (models and evaluations differ in cost), printed once one
+member has trained.
 """
 
 from __future__ import annotations
@@ -34,10 +35,12 @@ def format_duration(seconds: float) -> str:
 
 @dataclass
 class MemberStatus:
-    """One grid member: its label, the epochs its checkpoints hold before the grid runs, its epochs."""
+    """One grid member: its label, the epochs its checkpoints hold before the grid runs, its epochs, and
+    its training images (the weight of one of its epochs in the ETA)."""
     label: str
     done: int
     epochs: int
+    images: int = 1
 
     @property
     def left(self) -> int:
@@ -92,7 +95,7 @@ class GridProgress:
         self._finished.add(i)
         if m.left:
             self._trained_s += seconds
-            self._trained_epochs += m.left
+            self._trained_epochs += m.left * m.images
         note = f"done in {format_duration(seconds)} ({seconds / m.left:.1f} s per epoch)" if m.left else \
             f"loaded and evaluated in {format_duration(seconds)}"
         eta = self.eta_seconds()
@@ -104,8 +107,9 @@ class GridProgress:
         self._emit(f"all {len(self.members)} members in {format_duration(time.perf_counter() - self._t0)}")
 
     def eta_seconds(self) -> float | None:
-        """Seconds left for the unfinished members at the measured seconds per epoch; None before any trained."""
+        """Seconds left for the unfinished members at the measured seconds per (image-weighted) epoch;
+        None before any member trained."""
         if not self._trained_epochs:
             return None
-        left = sum(m.left for j, m in enumerate(self.members) if j not in self._finished)
+        left = sum(m.left * m.images for j, m in enumerate(self.members) if j not in self._finished)
         return left * self._trained_s / self._trained_epochs / self.workers

@@ -220,6 +220,10 @@ def test_grid_progress_says_what_trains_what_loads_and_the_eta(tmp_path, tiny, c
     assert "a: done in 10 s (5.0 s per epoch); grid ETA 10 s" in "".join(lines)
     rep.begin()
     assert "4 members: 1 from checkpoints, 2 partly trained, 1 to train (6 of 15 epochs left), 2 workers" in "".join(lines)
+    # epochs weigh by training images: 4 s for 2 epochs of 100 images; 3 epochs of 50 left -> 150 * 0.02 = 3 s
+    rep = GridProgress([MemberStatus("a", 0, 2, 100), MemberStatus("b", 0, 3, 50)], streams=[])
+    rep.finish(0, 4.0)
+    assert rep.eta_seconds() == pytest.approx(3.0)
 
 
 def test_an_evaluator_with_a_cache_key_runs_once_per_checkpoint(tmp_path, tiny):
