@@ -11,7 +11,7 @@ PKG = Path(itmlib.__file__).parent
 
 #: layers, bottom up; a module's layer is that of its longest matching prefix
 LAYERS = [
-    ["config", "paths", "timing", "__version__", "knn"],
+    ["config", "paths", "timing", "progress", "__version__", "knn"],
     ["data", "relevance"],
     ["metrics", "agreement", "retrievers", "text_encoders"],
     ["models", "losses"],

@@ -2,6 +2,7 @@
 
 import dataclasses
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -62,6 +63,9 @@ def test_paper_scarcity_and_the_fraction_choice_by_hand():
         choose_fractions(base, 0.0, {"F-10%": 0.29})
     lab = label_fractions([0.25, 0.1, 0.5])
     assert lab.setting.tolist() == ["F-10%", "F-25%", "ours 0.5"] and lab.fraction.tolist() == [0.1, 0.25, 0.5]
+    assert c.loc["F-25%", "paper share"] == 0.62                       # the paper's figure beside ours
+    lab = label_fractions([0.25, 0.1, 0.5], {"F-10%": 0.29, "F-25%": 0.62})
+    assert lab["paper share"].tolist()[:2] == [0.29, 0.62] and np.isnan(lab["paper share"].iloc[2])
 
 
 def test_scarce_configs_differ_by_their_margins_alone():

@@ -308,12 +308,18 @@ def scarce_schedule(scale: str, epochs: int | None = None) -> dict[str, int]:
     return {"epochs": n, "lr_decay_epochs": max(n // 2, 1)}
 
 
-def label_fractions(fractions: Sequence[float], settings: Sequence[str] = ("F-10%", "F-25%")) -> pd.DataFrame:
+def label_fractions(fractions: Sequence[float], settings: Sequence[str] | Mapping[str, float] = ("F-10%", "F-25%")) -> pd.DataFrame:
     """Fractions a user gave, smallest first, labelled with the paper settings they stand in for
-    (the smallest for the scarcest); fractions beyond the settings are labelled by themselves."""
+    (the smallest for the scarcest); fractions beyond the settings are labelled by themselves. Given
+    ``settings`` as a mapping setting -> the paper's share (:func:`paper_scarcity`), the table has that
+    share beside each setting as ``paper share``, as :func:`choose_fractions` does."""
     fs = sorted({float(f) for f in fractions})
-    return pd.DataFrame({"setting": [settings[i] if i < len(settings) else f"ours {f:g}" for i, f in enumerate(fs)],
-                         "fraction": fs})
+    names = list(settings)
+    out = pd.DataFrame({"setting": [names[i] if i < len(names) else f"ours {f:g}" for i, f in enumerate(fs)],
+                        "fraction": fs})
+    if isinstance(settings, Mapping):
+        out.insert(1, "paper share", out.setting.map(lambda s: settings.get(s, np.nan)))
+    return out
 
 
 def paper_scarcity(settings: Sequence[str] = ("F-10%", "F-25%"), model: str = "CVSE") -> dict[str, float]:
@@ -328,8 +334,8 @@ def choose_fractions(baseline: pd.DataFrame, full_rsum: float, targets: Mapping[
     """For each paper setting, the training fraction at which *our baseline* is as scarce as the paper's:
     the candidate (a ``fraction`` of ``baseline``'s runs, mean Rsum over its seeds) whose share of
     ``full_rsum`` is nearest the setting's target share (:func:`paper_scarcity`). Chosen on the
-    baseline alone, before any SAM run. One row per setting: setting, target share, fraction, the
-    baseline's Rsum and share there."""
+    baseline alone, before any SAM run. One row per setting: setting, the paper's share (the target),
+    fraction, our baseline's Rsum and share there."""
     if not full_rsum > 0:
         raise ValueError(f"full_rsum must be > 0 (the full-data baseline's Rsum), got {full_rsum}")
     if baseline.empty:
@@ -338,7 +344,7 @@ def choose_fractions(baseline: pd.DataFrame, full_rsum: float, targets: Mapping[
     rows = []
     for setting, share in targets.items():
         f = float((mean / full_rsum - share).abs().idxmin())
-        rows.append({"setting": setting, "target share": share, "fraction": f, "baseline rsum": float(mean[f]),
+        rows.append({"setting": setting, "paper share": share, "fraction": f, "baseline rsum": float(mean[f]),
                      "share": float(mean[f] / full_rsum)})
     return pd.DataFrame(rows)
 
