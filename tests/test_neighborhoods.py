@@ -168,6 +168,15 @@ def test_news_world_is_non_literal(news):
     assert p["overlap_same_topic"] < 40                                   # ...loosely
 
 
+def test_news_source_names_the_version_and_every_changed_knob(news):
+    """Checkpoints are keyed by the data's source: a changed knob must change it."""
+    from itmlib.data.synthetic.news import NEWS_VERSION
+
+    assert news.source.startswith(f"synthetic_news v{NEWS_VERSION} ") and "=" not in news.source.split(";")[0]
+    other = load_dataset("synthetic_news", "dev", scale="smoke", focus_weight=0.4)
+    assert "focus_weight=0.4" in other.source and other.source != load_dataset("synthetic_news", "dev", scale="smoke").source
+
+
 def test_dataset_rejects_a_wrong_caption_count():
     from itmlib.data.base import ITMDataset
 

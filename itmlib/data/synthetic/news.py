@@ -25,6 +25,13 @@ own stream ``(seed, split, i)``, so smaller scales are prefixes of larger ones. 
 of :class:`NewsConfig` were fixed on the ANG+NP+SYM baseline's dev accuracy before any
 run of the neighbourhood losses (never tuned to make a claim hold); the literal world
 (``synthetic``) is the control.
+
+Calibration (``benchmarks/calibrate_news.py --scale medium --set focus_weight=...``, 8,000
+training pairs, 15 epochs, seed 0, 5-way accuracy i2t / t2i on the 500 dev pairs, 2-core CPU):
+``focus_weight`` 0.3 (v1) reached ~55-57 (on test), 0.4 reached 65.1 / 65.2, 0.5 reached
+61.7 / 62.8; the paper's ANG+NP+SYM reaches 62.7 / 62.2 on Politics (87.0 / 87.3 on
+GoodNews), so v2 takes 0.5, the nearest to Politics. 0.4 above 0.5 says one run's spread is
+a few points; the choice is between neighbours, not a fit.
 """
 
 from __future__ import annotations
@@ -43,7 +50,11 @@ from .vocab import CATEGORIES, COLORS, noun_forms
 
 __all__ = ["NewsConfig", "NewsWorld", "generate_news", "load_synthetic_news", "world_properties", "NEWS_VERSION"]
 
-NEWS_VERSION = 1
+#: version of the world in ``ITMDataset.source`` (checkpoints are keyed by it). v2: ``focus_weight``
+#: 0.3 -> 0.5, fixed on the ANG+NP+SYM baseline's medium dev accuracy (module docstring).
+NEWS_VERSION = 2
+#: random streams of the draws: unchanged since v1, so v2 is exactly the world that was calibrated
+_DRAWS = 1
 _ONSETS = ("b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z", "br", "dr", "gr", "kl", "pr",
            "st", "tr", "sk", "sh", "ch")
 _VOWELS = ("a", "e", "i", "o", "u", "ai", "ou", "ea")
@@ -86,7 +97,7 @@ class NewsConfig:
     story_words: int = 10
     topic_purity: float = 0.8
     noun_share: float = 0.03
-    focus_weight: float = 0.3
+    focus_weight: float = 0.5
     motif_weight: float = 0.2
     motif_color_weight: float = 0.3
     world: WorldConfig = field(default_factory=WorldConfig)
@@ -129,7 +140,7 @@ class NewsWorld:
 
     @classmethod
     def build(cls, cfg: NewsConfig) -> "NewsWorld":
-        rng = np.random.default_rng([cfg.world_seed, NEWS_VERSION])
+        rng = np.random.default_rng([cfg.world_seed, _DRAWS])
         T = cfg.n_topics
         need = T * (cfg.topic_words + cfg.entities + cfg.motifs) + cfg.n_beats * cfg.beat_words
         words = _nonce_words(rng, need)
@@ -206,7 +217,7 @@ def generate_news(split: str, n_pairs: int, seed: int = 0, config: NewsConfig | 
     topics = np.zeros(n_pairs, np.int64)
     focus = np.zeros(n_pairs, np.int64)
     for i in range(n_pairs):
-        rng = np.random.default_rng([int(seed), SPLIT_CODES[split], i, NEWS_VERSION, 0x4E57])
+        rng = np.random.default_rng([int(seed), SPLIT_CODES[split], i, _DRAWS, 0x4E57])
         t = int(rng.integers(cfg.n_topics))
         f = int(rng.integers(cfg.motifs))
         cat_p = np.full(n_cat, (1 - cfg.focus_weight - cfg.motif_weight) / n_cat)
@@ -232,6 +243,9 @@ def load_synthetic_news(split: str, n_pairs: int, seed: int = 0, config: NewsCon
     cfg = config or NewsConfig()
     split = "dev" if split == "val" else split
     raw = generate_news(split, n_pairs, seed, cfg)
+    default = NewsConfig()
+    changed = "".join(f", {f}={getattr(cfg, f)}" for f in cfg.__dataclass_fields__
+                      if getattr(cfg, f) != getattr(default, f))      # a knob changes the source, so the checkpoints
     scenes: list[Scene] = raw["scenes"]
 
     def render(i: int, size: int) -> Any:
@@ -242,7 +256,7 @@ def load_synthetic_news(split: str, n_pairs: int, seed: int = 0, config: NewsCon
         regions=raw["regions"], boxes=raw["boxes"], region_counts=raw["counts"],
         image_ids=np.arange(n_pairs), caption_ids=np.arange(n_pairs),
         image_extras={"scenes": scenes, "topic": raw["topic"], "focus": raw["focus"]},
-        source=(f"synthetic_news v{NEWS_VERSION} (itmlib non-literal world, seed {seed}, {cfg.n_topics} topics); "
+        source=(f"synthetic_news v{NEWS_VERSION} (itmlib non-literal world, seed {seed}, {cfg.n_topics} topics{changed}); "
                 "rendered shapes beside article-like text, no real images"),
         captions_per_image=1, _render=render,
     )
