@@ -27,7 +27,9 @@ trap cleanup EXIT
 pids+=($!)
 sleep 5
 for ((i = 0; i < GPUS; i++)); do
-  CUDA_VISIBLE_DEVICES=$i "$BIN/dask" worker "tcp://127.0.0.1:$PORT" --nworkers 1 --nthreads 1 \
+  # --no-nanny: a nanny gives its worker Dask's MALLOC_TRIM_THRESHOLD_, 2x slower torch steps on the CPU side
+  # (itmlib.grid.worker_environ, benchmarks/bench_executor.py)
+  CUDA_VISIBLE_DEVICES=$i "$BIN/dask" worker "tcp://127.0.0.1:$PORT" --nworkers 1 --nthreads 1 --no-nanny \
     --name "gpu$i" > "runs/dask-worker-$i.log" 2>&1 &
   pids+=($!)
 done

@@ -30,6 +30,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
 import re
 import time
 from typing import Any, Callable, Iterable, Mapping
@@ -189,6 +190,19 @@ def run_grid(configs: Mapping[str, TrainConfig], train_ds: ITMDataset, dev_ds: I
     return pd.DataFrame(rows), pd.concat([h for _, h in done], ignore_index=True)
 
 
+def worker_environ(threads: int) -> dict[str, int]:
+    """The environment of a local worker process: BLAS/OpenMP threads = ``threads``, and *not* Dask's default
+    ``MALLOC_TRIM_THRESHOLD_=65536``. Setting that variable at all turns off glibc's dynamic mmap threshold,
+    so every large tensor of a training step is mmap'ed and unmapped again: on torch CPU training a worker
+    spent more time in the kernel (page faults) than in torch, 2x slower per epoch than the same member
+    inline (``benchmarks/bench_executor.py``). A stock Dask cluster also leaks the variable into the
+    process that started it (its nannies run there), so :func:`run_grid` drops it while it starts its own.
+    ``MALLOC_ARENA_MAX=1``: a worker trains in a Dask thread, whose own glibc arena gives memory back and
+    faults it in again; one arena cut a medium member's page faults 5x and its system time 8.8 -> 3.3 s."""
+    return {**{v: int(threads) for v in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")},
+            "MALLOC_ARENA_MAX": 1}
+
+
 def _run_on_dask(kind: str, arg: Any, members: list[tuple], shared: tuple, threads: int, report: GridProgress) -> list:
     """Every member as one Dask task (datasets scattered once), results in the members' order; ``report`` hears
     of each member as it finishes, with the seconds it took on its worker."""
@@ -198,8 +212,17 @@ def _run_on_dask(kind: str, arg: Any, members: list[tuple], shared: tuple, threa
         raise ImportError("executor 'processes:N' / 'dask:...' needs dask[distributed] (pip install 'dask[distributed]')") from e
     from .paths import resolve_path
 
-    cluster = LocalCluster(n_workers=arg, threads_per_worker=1, processes=True, dashboard_address=None) \
-        if kind == "processes" else None
+    cluster = None
+    if kind == "processes":
+        import dask
+
+        leaked = os.environ.pop("MALLOC_TRIM_THRESHOLD_", None)   # a stock Dask cluster started earlier leaves it here
+        try:
+            with dask.config.set({"distributed.nanny.pre-spawn-environ": worker_environ(threads)}):
+                cluster = LocalCluster(n_workers=arg, threads_per_worker=1, processes=True, dashboard_address=None)
+        finally:
+            if leaked is not None:
+                os.environ["MALLOC_TRIM_THRESHOLD_"] = leaked
     client = Client(cluster if cluster is not None else arg)
     report.workers = max(len(client.scheduler_info().get("workers", {})), 1)
     try:

@@ -175,6 +175,28 @@ def test_a_two_worker_dask_cluster_gives_byte_identical_tables(tmp_path, tiny):
     assert len(list((tmp_path / "b").iterdir())) == 8              # each worker wrote its members' checkpoints
 
 
+def test_local_workers_run_without_dasks_malloc_trim_threshold(tmp_path, tiny, monkeypatch):
+    """Dask's stock worker environment sets MALLOC_TRIM_THRESHOLD_, which made a torch member 2x slower
+    per epoch on a worker than inline (bench_executor.py); a stock cluster also leaks it into our process."""
+    import os
+
+    from itmlib.grid import worker_environ
+
+    assert "MALLOC_TRIM_THRESHOLD_" not in worker_environ(1) and worker_environ(2)["OMP_NUM_THREADS"] == 2
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")                 # as a stock cluster leaves it
+
+    def env_rows(name, result, ds):
+        import os as worker_os
+        return [{"method": name, "trim": worker_os.environ.get("MALLOC_TRIM_THRESHOLD_", "unset"),
+                 "omp": worker_os.environ.get("OMP_NUM_THREADS"), "arenas": worker_os.environ.get("MALLOC_ARENA_MAX")}]
+
+    tr, dv = tiny
+    rows, _ = run_grid({"VSE++": TrainConfig(loss="triplet", data="w", **TINY)}, tr, dv, dv, dv.relevance(),
+                       ckpt_dir=str(tmp_path), device="cpu", executor="processes:1", evaluate_fn=env_rows)
+    assert rows.trim.tolist() == ["unset"] and rows.omp.tolist() == ["1"] and rows.arenas.tolist() == ["1"]
+    assert os.environ["MALLOC_TRIM_THRESHOLD_"] == "65536"                # ours is given back
+
+
 def test_bad_executors_name_the_forms():
     from itmlib.grid import parse_executor
 
