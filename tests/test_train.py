@@ -168,3 +168,51 @@ def test_lr_warmup_rises_linearly_then_follows_the_step_schedule(tmp_path, data)
     assert seen[:5] == pytest.approx([cfg.lr * k / 5 for k in range(1, 6)])
     assert seen[5:per_epoch] == pytest.approx([cfg.lr] * (per_epoch - 5))
     assert seen[per_epoch:] == pytest.approx([cfg.lr * 0.1] * per_epoch)          # the decay after epoch 1
+
+
+@pytest.mark.parametrize("max_len", [12, 45])
+def test_padded_bigru_gives_the_packed_loss_and_gradients(monkeypatch, max_len):
+    """Speed (issue 13): on the CPU, texts padded to >= PADDED_GRU_FROM tokens skip packing
+    (itmlib.models.vse.padded_bigru). A fixed batch of texts of lengths 1..max_len gives the
+    packed GRU's loss and gradients to 1e-5, whichever path the threshold picks."""
+    from itmlib.models import vse
+    from itmlib.models.vocab import Vocab
+
+    torch.manual_seed(0)
+    model = vse.VSEModel(VSEConfig(region_dim=8, vocab_size=60, embed_dim=16, word_dim=12, hidden_dim=16))
+    B = 24
+    lengths = torch.randint(1, max_len + 1, (B,))
+    lengths[0] = max_len
+    tok = torch.randint(3, 60, (B, max_len))
+    tok[torch.arange(max_len)[None, :] >= lengths[:, None]] = Vocab.PAD
+    target = torch.randn(B, 16)
+    calls = []
+    real = vse.padded_bigru
+    monkeypatch.setattr(vse, "padded_bigru", lambda *a: calls.append(1) or real(*a))
+    out = []
+    for threshold in (10**9, 1):                        # 10**9: always packed (the code before); 1: always padded
+        monkeypatch.setattr(vse, "PADDED_GRU_FROM", threshold)
+        model.zero_grad()
+        t = model.encode_text(tok, lengths)
+        loss = ((t - target) ** 2).sum() + (t @ t.T).logsumexp(1).sum()
+        loss.backward()
+        out.append((t.detach(), loss.detach(), {n: p.grad.clone() for n, p in model.named_parameters()
+                                                if p.grad is not None}))
+    (ta, la, ga), (tb, lb, gb) = out
+    assert len(calls) == 1                              # the second pass, and only it, ran unpacked
+    assert torch.allclose(ta, tb, atol=1e-5) and torch.allclose(la, lb, atol=1e-5)
+    assert ga.keys() == gb.keys() and "gru.weight_hh_l0_reverse" in ga
+    assert all(torch.allclose(ga[n], gb[n], atol=1e-5) for n in ga)
+    assert ga["gru.weight_hh_l0_reverse"].abs().sum() > 0
+    with torch.no_grad():                               # eval (no dropout, no grad) too
+        model.eval()
+        assert torch.allclose(model.encode_text(tok, lengths), tb, atol=1e-5)
+
+
+def test_padded_bigru_rejects_gru_it_cannot_run():
+    from itmlib.models.vse import padded_bigru
+
+    x, ln = torch.zeros(2, 3, 4), torch.tensor([3, 1])
+    m = torch.arange(3)[None] < ln[:, None]
+    with pytest.raises(ValueError, match="one-layer bidirectional"):
+        padded_bigru(torch.nn.GRU(4, 5, batch_first=True), x, ln, m)
