@@ -142,6 +142,27 @@ def test_doc2vec_is_identical_across_processes(tmp_path):
     assert np.array_equal(outs[0], outs[1])
 
 
+def test_doc2vec_cache_over_10mb_is_one_file_and_a_broken_cache_is_retrained(tmp_path, caplog):
+    """13,200 documents x 800 dimensions = 10.6M elements, over gensim's sep_limit: by default it stores
+    them beside the model under the temporary name, and the renamed cache then failed to load (found
+    at medium, on the 100k real COCO captions)."""
+    from itmlib.relevance.doc2vec import Doc2VecSettings, train_doc2vec
+
+    words = "storm harbour senate budget boats votes market river school train music garden doctor".split()
+    texts = [f"{words[i % 7]} {words[i % 11]} {words[i % 13]}" for i in range(13_200)]
+    s = Doc2VecSettings(vector_size=800, window=2, min_count=1, epochs=1)
+    first = train_doc2vec(texts, s, folder=tmp_path)
+    assert first.dv.vectors.size >= 10 * 2**20
+    files = sorted(p.name for p in tmp_path.iterdir())
+    assert len(files) == 1 and files[0].endswith(".model")
+    again = train_doc2vec(texts, s, folder=tmp_path)                  # from the cache
+    assert np.array_equal(again.dv.vectors, first.dv.vectors)
+    (tmp_path / files[0]).write_bytes(b"truncated by a killed run")
+    with caplog.at_level("WARNING"):
+        third = train_doc2vec(texts, s, folder=tmp_path)
+    assert "unreadable" in caplog.text and np.array_equal(third.dv.vectors, first.dv.vectors)
+
+
 # ----- the non-literal world ------------------------------------------------------------
 @pytest.fixture(scope="module")
 def news():

@@ -7,7 +7,8 @@ import pytest
 
 from itmlib.claims import CLAIM_FILES, load_claims
 from itmlib.results import write_table
-from itmlib.summary import README_END, README_START, _ours, all_claims, claims_markdown, write_claims_readme
+from itmlib.summary import (README_END, README_START, _ours, all_claims, claims_markdown, verdict_kind,
+                            write_claims_readme)
 from itmlib.paths import repo_root
 
 
@@ -42,6 +43,23 @@ def test_every_claim_has_a_row_and_committed_rows_are_joined(tmp_path):
     assert t.loc["teran_mrsw_beats_mwsr_t2i"].verdict == "does not hold" and not t.loc["teran_mrsw_beats_mwsr_t2i"].same_sign
     assert t.loc["teran_avg_words_loses"].verdict == "not in the committed table (regenerate it)"
     assert "65.0 vs 57.5" in t.loc["teran_mrsw_beats_mwsr_t2i", "paper (model vs baseline)"]   # the paper's side always shown
+
+
+def test_verdicts_are_counted_by_what_they_say():
+    """A heading must not count a difference inside the seed spread as a claim that holds."""
+    kinds = {v: verdict_kind(v) for v in ["holds", "holds (deterministic, every instance)", "holds (within noise)",
+                                          "holds (one seed: direction only)", "does not hold (within noise)",
+                                          "does not hold", "does not hold (deterministic)", "not run",
+                                          "no committed run (make tables)", float("nan")]}
+    assert list(kinds.values()) == ["holds", "holds", "holds within noise", "holds within noise",
+                                    "fails within noise", "does not hold", "does not hold", "not judged",
+                                    "not judged", "not judged"]
+    table = pd.DataFrame({"paper": "P", "notebook": "n", "paper table": "T", "claim": list("abcde"),
+                          "paper (model vs baseline)": "", "ours (model vs baseline)": "", "seeds": 2,
+                          "scale": "medium", "verdict": ["holds", "holds (within noise)", "holds (within noise)",
+                                                         "does not hold", "not run"]})
+    assert ("3 of 5 claims point the paper's way: 1 beyond the seed spread (or exactly), 2 only within noise; "
+            "1 the other way beyond it, 1 not judged by the committed tables.") in claims_markdown(table)
 
 
 def test_readme_block_is_rewritten_in_place(tmp_path):

@@ -34,6 +34,8 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
+import pickle
 import zlib
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -43,6 +45,8 @@ import numpy as np
 
 from ..knn import knn
 from ..paths import cache_dir
+
+log = logging.getLogger(__name__)
 
 __all__ = ["D2V_MODES", "Doc2VecSettings", "tokenize_doc", "train_doc2vec", "doc_vectors", "omega_vectors", "neighbor_table", "MODES"]
 
@@ -119,7 +123,10 @@ def train_doc2vec(texts: Sequence[str], settings: Doc2VecSettings = Doc2VecSetti
     path = Path(folder) if folder else cache_dir() / "doc2vec"
     file = path / f"d2v-{_key(texts, settings)}.model"
     if cache and file.is_file():
-        return Doc2Vec.load(str(file))
+        try:
+            return Doc2Vec.load(str(file))
+        except (OSError, EOFError, ValueError, pickle.UnpicklingError) as err:   # a cache a killed run left
+            log.warning("Doc2Vec cache %s is unreadable (%s); training it again", file, err)
     docs = [TaggedDocument(tokenize_doc(t), [i]) for i, t in enumerate(texts)]
     layer = {"paper": dict(dm=1, hs=1, negative=0), "code": dict(dm=1, hs=0, negative=5),
              "dbow": dict(dm=0, hs=1, negative=0)}[settings.mode]
@@ -133,7 +140,9 @@ def train_doc2vec(texts: Sequence[str], settings: Doc2VecSettings = Doc2VecSetti
     if cache:
         path.mkdir(parents=True, exist_ok=True)
         tmp = file.with_suffix(".tmp")
-        model.save(str(tmp))
+        # one file, then one rename: gensim writes arrays of 10M+ elements (its sep_limit, applied to the
+        # model's KeyedVectors too) beside the file, named after tmp, where the renamed model cannot find them
+        model.save(str(tmp), sep_limit=2**62)
         tmp.replace(file)
     return model
 
