@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -81,7 +82,15 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--only", nargs="*", default=None, help="notebook stems to run (default: all)")
     run.add_argument("-p", "--param", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
                      help="extra parameter for every notebook (VALUE parsed as JSON when it can be)")
+    run.add_argument("--threads", type=int, default=None,
+                     help="torch/BLAS threads of each notebook's kernel (default: torch's, every core); 1 beside a "
+                          "running `-p executor processes:N` grid, which already keeps N cores busy")
     args = ap.parse_args(argv)
+    if args.threads is not None:
+        if args.threads < 1:
+            ap.error(f"--threads must be >= 1, got {args.threads}")
+        # the kernel inherits this environment; a grid's own workers set theirs (itmlib.grid.worker_environ)
+        os.environ.update({v: str(args.threads) for v in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")})
     overrides = scale_overrides(args.scale)
     extra = {}
     for k, v in args.param:
