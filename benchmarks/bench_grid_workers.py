@@ -1,0 +1,69 @@
+"""A slice of notebook 04's grid, inline on every core vs on two one-thread workers: what does
+``-p executor processes:2`` buy for ``make tables``?
+
+    .venv/bin/python benchmarks/bench_grid_workers.py [--scale medium] [--members 4] [--epochs 3] [--fraction 0.25]
+
+Takes the first ``--members`` configs of 04's medium grid (``sam_configs`` over the full
+``ablation_settings``, the order ``run_grid`` trains them in), shortened to ``--epochs``, and trains
+them twice from empty checkpoint folders on seed 0: ``inline`` (one process, torch's default
+threads: every core, what ``make tables`` does without ``-p executor``) and ``processes:2`` (two
+one-thread Dask workers). Prints each wall time, the speed-up, and both extrapolated to 04's whole
+medium grid (members x epochs x seeds of the scale's overrides, ``ci/medium.yaml``), which no 3-hour session can time end to end.
+
+Run it on an otherwise idle machine; the figures in the README come from it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from itmlib.data import load_dataset  # noqa: E402
+from itmlib.grid import run_grid  # noqa: E402
+from itmlib.notebooks import scale_overrides  # noqa: E402
+from itmlib.papers.ncs_sam import ablation_settings, sam_configs  # noqa: E402
+from itmlib.relevance import eval_relevance  # noqa: E402
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--scale", default="medium")
+    ap.add_argument("--members", type=int, default=4, help="configs of 04's grid to train (>= 2: both workers busy)")
+    ap.add_argument("--epochs", type=int, default=3)
+    ap.add_argument("--fraction", type=float, default=0.25, help="04's medium fraction (ci/medium.yaml)")
+    a = ap.parse_args()
+    if a.members < 2 or a.epochs < 1:
+        ap.error("--members must be >= 2 and --epochs >= 1")
+    medium = scale_overrides(a.scale).get("04_sam", {})
+    modes, seeds = medium.get("sam_modes", ["paper"]), int(medium.get("n_seeds", 1))
+    train, dev, test = (load_dataset("synthetic", s, scale=a.scale) for s in ("train", "dev", "test"))
+    rel = eval_relevance(test)
+    grid = ablation_settings(a.scale, [3, 5, 10], ["soft", "random", "hard"], [True, False])
+    full = sam_configs(a.scale, grid, data=train.source, sam_modes=modes, controls=True, sam_warmup=True)
+    names = list(full)[: a.members]
+    part = sam_configs(a.scale, grid, data=train.source + "|bench_grid_workers", epochs=a.epochs, sam_modes=modes,
+                       controls=True, sam_warmup=True)
+    part = {n: part[n] for n in names}
+    full_epochs = sum(c.epochs for c in full.values()) * seeds
+    print(f"{len(part)} of 04's {len(full)} configs x {a.epochs} epochs, fraction {a.fraction}, {a.scale}; "
+          f"04 at {a.scale}: {len(full)} x {seeds} seeds, {full_epochs} epochs")
+    kw = dict(fractions=[a.fraction], seeds=[0], device="cpu", progress=False)
+    wall = {}
+    for executor in ("inline", "processes:2"):
+        t0 = time.perf_counter()
+        run_grid(part, train, dev, test, rel, ckpt_dir=tempfile.mkdtemp(prefix="bench_grid_"), executor=executor, **kw)
+        wall[executor] = time.perf_counter() - t0
+        per_epoch = wall[executor] / (len(part) * a.epochs)
+        print(f"{executor:>12}: {wall[executor]:7.1f} s, {per_epoch:5.1f} s per member-epoch of the grid; "
+              f"04 whole: ~{per_epoch * full_epochs / 3600:.1f} h")
+    print(f"speed-up of processes:2 over inline: {wall['inline'] / wall['processes:2']:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
