@@ -1,4 +1,4 @@
-"""Seeds, devices, named scales and parameter validation.
+"""Seeds, devices, named scales, parameter validation, and the short hash that names an array in cache keys.
 
 Every notebook takes ``scale`` (``"smoke"``, ``"medium"`` or ``"full"``),
 ``seed`` and ``device`` (``"auto"``, ``"cpu"``, ``"cuda"``); this module turns
@@ -9,6 +9,7 @@ names the parameter.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import math
 import os
 import random
@@ -26,7 +27,13 @@ __all__ = [
     "check_fraction",
     "check_positive",
     "check_choice",
+    "array_key",
 ]
+
+
+def array_key(a: np.ndarray | None) -> str:
+    """12 hex digits of the SHA-256 of an array's bytes (``"none"`` for None): names an array in a cache key."""
+    return "none" if a is None else hashlib.sha256(np.ascontiguousarray(a).tobytes()).hexdigest()[:12]
 
 
 def check_positive(name: str, value: float, *, integer: bool = False) -> float:

@@ -10,8 +10,9 @@ subset and the initial weights.
 evaluates it and returns its rows and history:
 
 * ``"inline"`` (default): one after another in this process;
-* ``"processes:N"``: N single-thread worker processes of a local Dask cluster (two workers
-  nearly double a 2-core machine's throughput: a step takes ~1.5x longer on one thread);
+* ``"processes:N"``: N single-thread worker processes of a local Dask cluster (on a 2-core machine two
+  workers gained 1.11x over inline on 04's medium grid: a member-epoch takes 1.8x longer on a worker of
+  two than alone on both cores; ``benchmarks/bench_grid_workers.py``);
 * ``"dask:ADDRESS"`` (or ``"tcp://..."``): an existing Dask scheduler, e.g. one worker per GPU
   (``ci/full_gpu.sh``); the workers need the repository installed and ``ckpt_dir`` on a
   filesystem they share.
@@ -23,6 +24,17 @@ lines reach the terminal too).
 Tables are the same whichever executor: every member is seeded by its (config, seed) alone and
 rows come back in the grid's order. Workers run torch on ``threads`` threads (default 1 for the
 Dask executors); results are bit-identical to an inline run with as many threads.
+
+``record_dir`` keeps one small JSON **member record** per finished member (its rows, its training
+history, the config as trained, what evaluated it, when and in how long), written the moment the member
+finishes. A later grid with the same member and the same evaluation takes its record instead of its
+checkpoint, so a grid longer than one sitting can be finished in several - on machines whose
+checkpoints do not survive (a fresh clone per session, a rented GPU), on several machines whose records
+are merged, or after the checkpoints were deleted. The notebooks keep them in
+``<results_dir>/<notebook>/members/``: the committed ``results/`` carry the records behind every
+committed table (a few KB per member). A record is used only with a test evaluation that names itself
+(``evaluate_fn.cache_key``; the default evaluation names its test split and relevance); delete a record
+to train and evaluate its member again.
 """
 
 from __future__ import annotations
@@ -33,18 +45,23 @@ import json
 import os
 import re
 import time
+from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 import pandas as pd
 
-from .config import check_fraction, resolve_device
+from .config import array_key, check_fraction, resolve_device
 from .data.base import ITMDataset
 from .metrics import METRIC_COLUMNS
 from .progress import GridProgress, MemberStatus
-from .train import TrainConfig, TrainResult, epochs_done, evaluate, train
+from .train import TrainConfig, TrainResult, config_dict, config_hash, epochs_done, evaluate, train
 
-__all__ = ["grid_member", "run_grid", "checkpoint_name", "parse_executor", "METRIC_COLUMNS"]
+__all__ = ["grid_member", "run_grid", "checkpoint_name", "parse_executor", "member_record_path", "METRIC_COLUMNS"]
+
+#: bump when a record's layout changes (older records are then ignored, not misread)
+RECORD_VERSION = 1
 
 
 def checkpoint_name(name: str) -> str:
@@ -161,33 +178,101 @@ def run_grid(configs: Mapping[str, TrainConfig], train_ds: ITMDataset, dev_ds: I
              ckpt_dir: str = "runs/checkpoints",
              device: str = "auto", progress: bool = False,
              evaluate_fn: Callable[[str, TrainResult, ITMDataset], list[dict[str, Any]]] | None = None,
-             executor: str = "inline", threads: int | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+             executor: str = "inline", threads: int | None = None,
+             record_dir: str | os.PathLike[str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Train every config on every (fraction, seed) subset (see :func:`grid_member`);
     returns (test metrics, one row per run, and the training histories).
 
     Rows hold ``fraction``, ``seed``, ``method``, ``train_images``, ``best_epoch`` and the
     metrics: :data:`~itmlib.metrics.METRIC_COLUMNS` of :func:`~itmlib.train.evaluate`
     by default, or the rows ``evaluate_fn(name, result, test_ds)`` returns (each a dict
-    of metrics; a row may set its own ``method``, e.g. a second scoring of one model)."""
+    of metrics; a row may set its own ``method``, e.g. a second scoring of one model).
+
+    ``record_dir``: keep a member record per finished member there and take the members it already holds
+    from it (module docstring); None keeps none."""
     kind, arg = parse_executor(executor)
     members = [(cfg, name, f, s) for f in fractions for s in seeds for name, cfg in configs.items()]
     shared = (train_ds, dev_ds, test_ds, test_relevance, dev_relevance, str(ckpt_dir), device, progress, evaluate_fn)
-    statuses = [_member_status(c, n, f, s, train_ds, str(ckpt_dir)) if progress else MemberStatus(n, 0, c.epochs)
-                for c, n, f, s in members]     # reading the checkpoints only when someone reads the report
+    key = _record_key(evaluate_fn, dev_ds, test_ds, test_relevance) if record_dir is not None else None
+    paths = [member_record_path(c, n, f, s, train_ds, record_dir, key) if key else None for c, n, f, s in members]
+    done: list[Any] = [_read_record(p) for p in paths]
+    statuses = [MemberStatus(f"{n}, fraction {f:g}, seed {s}", c.epochs, c.epochs, recorded=True) if d is not None else
+                _member_status(c, n, f, s, train_ds, str(ckpt_dir)) if progress else MemberStatus(n, 0, c.epochs)
+                for (c, n, f, s), d in zip(members, done)]   # reading the checkpoints only when someone reads the report
     report = GridProgress(statuses, workers=arg if kind == "processes" else 1, enabled=progress)
     report.begin()
+    todo = [i for i, d in enumerate(done) if d is None]
+    for i, d in enumerate(done):
+        if d is not None:
+            report.recorded(i)
+
+    def finished(i: int, out: tuple[list[dict[str, Any]], pd.DataFrame], secs: float) -> None:
+        if paths[i] is not None:   # written at once: a grid cut off later keeps what it finished
+            out = _write_record(paths[i], members[i], train_ds, key, out, secs)
+        done[i] = out
+        report.finish(i, secs)
+
     if kind == "inline":
-        done = []
-        for i, m in enumerate(members):
+        for i in todo:
             report.start(i)
-            out, secs = _timed_member_task(*m, *shared, threads)
-            done.append(out)
-            report.finish(i, secs)
-    else:
-        done = _run_on_dask(kind, arg, members, shared, threads or 1, report)
+            out, secs = _timed_member_task(*members[i], *shared, threads)
+            finished(i, out, secs)
+    elif todo:
+        _run_on_dask(kind, arg, [(i, members[i]) for i in todo], shared, threads or 1, report, finished)
     report.end()
     rows = [r for rs, _ in done for r in rs]
     return pd.DataFrame(rows), pd.concat([h for _, h in done], ignore_index=True)
+
+
+def _record_key(evaluate_fn: Callable | None, dev_ds: ITMDataset, test_ds: ITMDataset,
+                test_relevance: np.ndarray | None) -> str | None:
+    """What a member record's rows depend on besides the member itself (None: records are not kept)."""
+    if evaluate_fn is None:
+        evaluation = f"evaluate|rel {array_key(test_relevance)}"
+    else:
+        evaluation = getattr(evaluate_fn, "cache_key", None)
+        if not evaluation:
+            return None
+    return (f"record-v{RECORD_VERSION}|{evaluation}|test {test_ds.source}|{test_ds.split}|{test_ds.n_images}|"
+            f"dev {dev_ds.source}|{dev_ds.split}|{dev_ds.n_images}")
+
+
+def member_record_path(cfg: TrainConfig, name: str, fraction: float, seed: int, train_ds: ITMDataset,
+                       record_dir: str | os.PathLike[str], key: str) -> Path:
+    """``<record_dir>/<checkpoint folder name>-<hash of key>.json``: the record of one grid member
+    (``key``: what evaluated it, see :func:`run_grid`)."""
+    from .paths import resolve_path
+
+    _, c = _member_config(cfg, train_ds, fraction, seed)
+    return resolve_path(record_dir) / f"{checkpoint_name(name)}-{config_hash(c)}-{_safe_key(key)}.json"
+
+
+def _read_record(path: Path | None) -> tuple[list[dict[str, Any]], pd.DataFrame] | None:
+    """(rows, history) of a member record, or None where there is none (or one of another layout)."""
+    if path is None or not path.is_file():
+        return None
+    rec = json.loads(path.read_text())
+    if rec.get("record") != RECORD_VERSION:
+        return None
+    return rec["rows"], pd.DataFrame(rec["history"])
+
+
+def _write_record(path: Path, member: tuple, train_ds: ITMDataset, key: str,
+                  out: tuple[list[dict[str, Any]], pd.DataFrame], seconds: float) -> tuple[list[dict[str, Any]], pd.DataFrame]:
+    """Write a member's record; returns its (rows, history) as read back, so a grid gives the same tables
+    whether its members were just trained or came from their records."""
+    from .results import atomic_write_text
+
+    cfg, name, f, s = member
+    _, c = _member_config(cfg, train_ds, f, s)
+    rows, history = out
+    rec = {"record": RECORD_VERSION, "member": name, "fraction": f, "seed": s, "evaluation": key,
+           "written": datetime.now(timezone.utc).strftime("%Y-%m-%d"), "seconds": round(float(seconds), 1),
+           "config": config_dict(c), "rows": rows, "history": history.to_dict(orient="list")}
+    atomic_write_text(path, json.dumps(rec, default=_json_number, indent=1) + "\n")
+    back = _read_record(path)
+    assert back is not None
+    return back
 
 
 def worker_environ(threads: int) -> dict[str, int]:
@@ -203,9 +288,10 @@ def worker_environ(threads: int) -> dict[str, int]:
             "MALLOC_ARENA_MAX": 1}
 
 
-def _run_on_dask(kind: str, arg: Any, members: list[tuple], shared: tuple, threads: int, report: GridProgress) -> list:
-    """Every member as one Dask task (datasets scattered once), results in the members' order; ``report`` hears
-    of each member as it finishes, with the seconds it took on its worker."""
+def _run_on_dask(kind: str, arg: Any, members: list[tuple[int, tuple]], shared: tuple, threads: int,
+                 report: GridProgress, finished: Callable[[int, Any, float], None]) -> None:
+    """Every member ``(index, member)`` as one Dask task (datasets scattered once); ``finished(index, (rows,
+    history), seconds on its worker)`` hears of each as it finishes."""
     try:
         from distributed import Client, LocalCluster, as_completed
     except ImportError as e:  # pragma: no cover - dask is a dependency
@@ -230,11 +316,11 @@ def _run_on_dask(kind: str, arg: Any, members: list[tuple], shared: tuple, threa
         big = client.scatter([train_ds, dev_ds, test_ds, test_rel, dev_rel], broadcast=True)
         ckpt = str(resolve_path(ckpt_dir))        # workers may start elsewhere: an absolute path
         futures = [client.submit(_timed_member_task, *m, *big, ckpt, device, False, evaluate_fn, threads, pure=False,
-                                 key=f"grid-{i}-{checkpoint_name(m[1])}") for i, m in enumerate(members)]
-        index = {f.key: i for i, f in enumerate(futures)}
+                                 key=f"grid-{i}-{checkpoint_name(m[1])}") for i, m in members]
+        index = {f.key: i for f, (i, _) in zip(futures, members)}
         for fut in as_completed(futures):
-            report.finish(index[fut.key], fut.result()[1])
-        return [r for r, _ in client.gather(futures)]
+            out, secs = fut.result()
+            finished(index[fut.key], out, secs)
     finally:
         client.close()
         if cluster is not None:

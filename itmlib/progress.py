@@ -4,7 +4,7 @@
 notebook, not in the terminal. :class:`GridProgress` prints its lines to the notebook *and*, inside a
 kernel, to the kernel process's own stderr - the terminal or log of ``make tables``::
 
-    [grid] 16 members: 9 from checkpoints, 1 partly trained, 6 to train (70 of 240 epochs left)
+    [grid] 16 members: 2 from their records, 7 from checkpoints, 1 partly trained, 6 to train (70 of 240 epochs left)
     [grid] 10/16 +PM (w/ phrases), fraction 0.5, seed 1: training epochs 4 -> 15
     [grid] 10/16 +PM (w/ phrases), fraction 0.5, seed 1: done in 4.1 min (22.4 s per epoch); grid ETA 38 min
 
@@ -35,12 +35,14 @@ def format_duration(seconds: float) -> str:
 
 @dataclass
 class MemberStatus:
-    """One grid member: its label, the epochs its checkpoints hold before the grid runs, its epochs, and
-    its training images (the weight of one of its epochs in the ETA)."""
+    """One grid member: its label, the epochs its checkpoints hold before the grid runs, its epochs, its
+    training images (the weight of one of its epochs in the ETA), and whether its member record (rows and
+    history, see :func:`itmlib.grid.run_grid`) stands in for training and evaluating it."""
     label: str
     done: int
     epochs: int
     images: int = 1
+    recorded: bool = False
 
     @property
     def left(self) -> int:
@@ -76,13 +78,20 @@ class GridProgress:
 
     # -- events -------------------------------------------------------------------------------
     def begin(self) -> None:
-        full = sum(m.left == 0 for m in self.members)
+        rec = sum(m.recorded for m in self.members)
+        full = sum(m.left == 0 and not m.recorded for m in self.members)
         part = sum(0 < m.done < m.epochs for m in self.members)
-        new = len(self.members) - full - part
+        new = len(self.members) - rec - full - part
         left = sum(m.left for m in self.members)
         total = sum(m.epochs for m in self.members)
-        self._emit(f"{len(self.members)} members: {full} from checkpoints, {part} partly trained, {new} to train "
+        self._emit(f"{len(self.members)} members: " + (f"{rec} from their records, " if rec else "") +
+                   f"{full} from checkpoints, {part} partly trained, {new} to train "
                    f"({left} of {total} epochs left)" + (f", {self.workers} workers" if self.workers > 1 else ""))
+
+    def recorded(self, i: int) -> None:
+        """Member ``i`` comes from its member record: neither trained nor evaluated."""
+        self._finished.add(i)
+        self._emit(f"{self._head(i)}: from its member record")
 
     def start(self, i: int) -> None:
         m = self.members[i]

@@ -138,6 +138,12 @@ class Run:
     def table_dir(self) -> Path:
         return self.results_dir / self.notebook
 
+    @property
+    def members_dir(self) -> Path:
+        """Where this notebook's grids keep their member records (``run_grid(record_dir=...)``): the
+        rows behind its tables, one small JSON per trained model, committed with ``results/``."""
+        return self.table_dir / "members"
+
     def meta(self, data: str, paper: str | None, dataset: str | None = None) -> dict[str, Any]:
         return {"data": data, "dataset": dataset or self.dataset, "scale": self.scale, "seed": self.seed,
                 "device": self.device, "paper": paper}

@@ -268,3 +268,43 @@ def test_an_evaluator_with_a_cache_key_runs_once_per_checkpoint(tmp_path, tiny):
     fn.cache_key = "test-eval-v2"                                # a new evaluator version evaluates again
     run_grid(cfgs, tr, dv, dv, ckpt_dir=str(tmp_path), device="cpu", evaluate_fn=fn)
     assert len(calls) == 4
+
+
+def test_member_records_stand_in_for_training_and_give_the_same_tables(tmp_path, tiny, capsys):
+    """A grid cut off (or run on a machine whose checkpoints are gone) is finished from its member records:
+    the members it holds are neither trained nor evaluated, and the tables are the same bytes."""
+    import shutil
+
+    from itmlib.grid import member_record_path
+
+    tr, dv = tiny
+    cfgs = {"VSE++": TrainConfig(loss="triplet", data="w", **TINY),
+            "SAM": TrainConfig(loss="sam", sampling="random", keep_triplet=True, data="w", **TINY)}
+    kw = dict(seeds=[0, 1], device="cpu", threads=1)
+    plain, hp = run_grid(cfgs, tr, dv, dv, dv.relevance(), ckpt_dir=str(tmp_path / "a"), **kw)
+    rec = tmp_path / "members"
+    first, h1 = run_grid(cfgs, tr, dv, dv, dv.relevance(), ckpt_dir=str(tmp_path / "b"), record_dir=rec, **kw)
+    as_csv = lambda df: df.to_csv(index=False)   # noqa: E731
+    assert as_csv(first) == as_csv(plain) and as_csv(h1) == as_csv(hp)   # a record changes no number
+    assert len(list(rec.glob("*.json"))) == 4
+    saved = json.loads(next(rec.glob("VSEpp-*.json")).read_text())
+    assert saved["config"]["seed"] in (0, 1) and saved["rows"][0]["method"] == "VSE++" and saved["history"]["epoch"]
+
+    shutil.rmtree(tmp_path / "b")                                     # the checkpoints are gone ...
+    one = member_record_path(cfgs["SAM"], "SAM", 1.0, 1, tr, rec, "x").name.rsplit("-", 1)[0]
+    for p in rec.glob(one + "-*.json"):
+        p.unlink()                                                    # ... and one member never finished
+    capsys.readouterr()
+    again, h2 = run_grid(cfgs, tr, dv, dv, dv.relevance(), ckpt_dir=str(tmp_path / "b"), record_dir=rec,
+                         progress=True, **kw)
+    out = capsys.readouterr().out
+    assert "3 from their records" in out and out.count("from its member record") == 3
+    assert len(list((tmp_path / "b").iterdir())) == 1                 # only the missing member trained
+    assert as_csv(again) == as_csv(plain) and as_csv(h2) == as_csv(hp)
+    # another test split is another evaluation: its records are not taken
+    other, _ = run_grid(cfgs, tr, dv, tr, tr.relevance(), ckpt_dir=str(tmp_path / "b"), record_dir=rec, **kw)
+    assert len(list(rec.glob("*.json"))) == 8 and not other.rsum.equals(again.rsum)
+    # an evaluator that does not name itself keeps no record
+    run_grid(cfgs, tr, dv, dv, ckpt_dir=str(tmp_path / "b"), record_dir=tmp_path / "none",
+             evaluate_fn=lambda name, r, ds: [{"x": 1.0}], **kw)
+    assert not (tmp_path / "none").exists()

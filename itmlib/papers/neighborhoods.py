@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from ..config import check_choice, get_scale, resolve_device
+from ..config import array_key, check_choice, get_scale, resolve_device
 from ..data.base import ITMDataset
 from ..metrics import k_way_accuracy, neighborhood_preservation, retrieval_recall
 from ..models.semnbr import NbrConfig
@@ -124,6 +124,10 @@ def nbr_evaluator(test_ds: ITMDataset, *, omega: np.ndarray | None = None, prese
             row["np_txt"] = neighborhood_preservation(cap, omega, kk)
         return [row]
 
+    # run_grid keeps the rows beside each checkpoint and in member records under this key (bump "v1" when
+    # the evaluation changes)
+    fn.cache_key = (f"nbr-eval-v1|{test_ds.source}|{test_ds.split}|{test_ds.n_images}|omega {array_key(omega)}|"
+                    f"k {preservation_k}|draws {n_draws}|seed {seed}")
     return fn
 
 

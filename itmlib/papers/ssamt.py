@@ -17,14 +17,13 @@ No public code exists; every choice is stated in the model module's docstring.
 
 from __future__ import annotations
 
-import hashlib
 import time
 from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
 
-from ..config import check_choice, check_fraction, get_scale, resolve_device
+from ..config import array_key, check_choice, check_fraction, get_scale, resolve_device
 from ..data.base import CAPTIONS_PER_IMAGE, ITMDataset
 from ..models.ssamt import SSAMTConfig
 from ..train import TrainConfig, TrainResult, evaluate
@@ -165,8 +164,7 @@ def ssamt_evaluator(test_ds: ITMDataset, test_relevance: np.ndarray | None, *, s
         return [row]
 
     # run_grid keeps the rows beside each checkpoint under this key (bump "v1" when the evaluation changes)
-    rel = "none" if test_relevance is None else hashlib.sha256(np.ascontiguousarray(test_relevance).tobytes()).hexdigest()[:12]
-    fn.cache_key = f"ssamt-eval-v1|{test_ds.source}|{test_ds.split}|{test_ds.n_images}|seed {seed}|rel {rel}"
+    fn.cache_key = f"ssamt-eval-v1|{test_ds.source}|{test_ds.split}|{test_ds.n_images}|seed {seed}|rel {array_key(test_relevance)}"
     return fn
 
 

@@ -18,7 +18,7 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from ..config import get_scale, resolve_device
+from ..config import array_key, get_scale, resolve_device
 from ..data.base import ITMDataset
 from ..models.teran import TERANConfig
 from ..paper_numbers import paper_table
@@ -144,6 +144,10 @@ def teran_evaluator(relevances: Mapping[str, np.ndarray], *, device: str = "auto
             keep[name] = (r.model, r.vocab, f)
         return rows
 
+    # run_grid keeps the rows beside each checkpoint and in member records under this key (bump "v1" when the
+    # evaluation changes); the relevances' hashes name the test split. A cached member skips ``keep``.
+    rels = ",".join(f"{k} {array_key(v)}" for k, v in sorted(relevances.items()))
+    evaluate.cache_key = f"teran-eval-v1|rel {rels}|test poolings {sorted((test_poolings or {}).items())}"
     return evaluate
 
 
