@@ -3,7 +3,7 @@
 Layers, bottom up (a module imports only from layers below it):
 
 - :mod:`itmlib.config`, :mod:`itmlib.paths`, :mod:`itmlib.timing` - seeds, devices, named
-  scales and checks; repo-root-relative paths; GPU-synchronised timing
+  scales and checks; repo-root-relative paths and atomic writes; GPU-synchronised timing
 - :mod:`itmlib.data` - one dataset interface: the synthetic world (``data.synthetic``),
   real COCO text (``data.coco``), SCAN/VSE features (``data.precomp``), model inputs
   (``data.inputs``), many-to-many statistics (``data.stats``)
@@ -12,14 +12,16 @@ Layers, bottom up (a module imports only from layers below it):
 - :mod:`itmlib.agreement`, :mod:`itmlib.retrievers`, :mod:`itmlib.text_encoders` -
   relevance vs human judgements, training-free retrievers, the offline MiniLM encoder
 - :mod:`itmlib.models` - the model interface (``ITMModel``), typed configs, VSE++, TERAN,
-  alignment pooling; :mod:`itmlib.losses` - triplet (eq. 6) and SAM (eq. 7)
-- :mod:`itmlib.train` - the one training loop and batch step; :mod:`itmlib.grid` - grids
-  over configs x fractions x seeds; :mod:`itmlib.grounding` - measured word grounding
+  SSAMT, the neighbourhood model, alignment pooling; :mod:`itmlib.losses` - triplet (eq. 6), SAM
+  (eq. 7), SSAMT's phrase losses, the angular N-pair losses
+- :mod:`itmlib.train` - the one training loop and batch step; :mod:`itmlib.progress` - a long
+  grid's progress lines; :mod:`itmlib.grid` - grids over configs x fractions x seeds, on local or Dask
+  workers, with member records; :mod:`itmlib.grounding` - measured word grounding
 - :mod:`itmlib.paper_numbers` - the papers' numbers (CSV) and claims (YAML), transcribed
   once; :mod:`itmlib.claims` reads the claims; :mod:`itmlib.verdicts` - seed statistics
   and the one rule that judges a claim
-- :mod:`itmlib.papers` - one module per paper (``ncs_sam``, ``teran``; ``ssamt`` and
-  ``neighborhoods`` to come): its configs, analyses and joins to the paper's tables
+- :mod:`itmlib.papers` - one module per paper (``ncs_sam``, ``ssamt``, ``neighborhoods``,
+  ``teran``): its configs, analyses and joins to the paper's tables
 - :mod:`itmlib.params`, :mod:`itmlib.results`, :mod:`itmlib.findings`, :mod:`itmlib.viz`,
   :mod:`itmlib.notebooks` - a notebook's parameters checked in one place, its tables
   written, its "What we found" section, its plots, and the papermill runner

@@ -55,6 +55,7 @@ import pandas as pd
 from .config import array_key, check_fraction, resolve_device
 from .data.base import ITMDataset
 from .metrics import METRIC_COLUMNS
+from .paths import atomic_write_text
 from .progress import GridProgress, MemberStatus
 from .train import TrainConfig, TrainResult, config_dict, config_hash, epochs_done, evaluate, train
 
@@ -261,8 +262,6 @@ def _write_record(path: Path, member: tuple, train_ds: ITMDataset, key: str,
                   out: tuple[list[dict[str, Any]], pd.DataFrame], seconds: float) -> tuple[list[dict[str, Any]], pd.DataFrame]:
     """Write a member's record; returns its (rows, history) as read back, so a grid gives the same tables
     whether its members were just trained or came from their records."""
-    from .results import atomic_write_text
-
     cfg, name, f, s = member
     _, c = _member_config(cfg, train_ds, f, s)
     rows, history = out

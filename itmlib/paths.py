@@ -1,4 +1,4 @@
-"""Repository-root path resolution.
+"""Repository-root path resolution, and the one atomic file write.
 
 Users run papermill from ``notebooks/`` as often as from the repository root,
 so every relative path a notebook receives (``results_dir``, ``data_dir``, ...)
@@ -9,9 +9,10 @@ directory.
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
-__all__ = ["repo_root", "resolve_path", "cache_dir"]
+__all__ = ["repo_root", "resolve_path", "cache_dir", "atomic_write_text"]
 
 
 def repo_root() -> Path:
@@ -45,3 +46,18 @@ def cache_dir() -> Path:
     """Where generated data is cached: ``$ITM_CACHE_DIR`` or ``<repo>/data/cache``."""
     env = os.environ.get("ITM_CACHE_DIR")
     return resolve_path(env) if env else repo_root() / "data" / "cache"
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` via a temp file in the same folder + ``os.replace``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
