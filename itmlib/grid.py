@@ -55,7 +55,7 @@ import pandas as pd
 from .config import array_key, check_fraction, resolve_device
 from .data.base import ITMDataset
 from .metrics import METRIC_COLUMNS
-from .paths import atomic_write_text
+from .paths import atomic_write_text, resolve_path
 from .progress import GridProgress, MemberStatus
 from .train import TrainConfig, TrainResult, config_dict, config_hash, epochs_done, evaluate, train
 
@@ -88,15 +88,24 @@ def grid_member(cfg: TrainConfig, name: str, train_ds: ITMDataset, dev_ds: ITMDa
 
 def _member_config(cfg: TrainConfig, train_ds: ITMDataset, fraction: float, seed: int) -> tuple[ITMDataset, TrainConfig]:
     """The training subset of a member and its config as trained (seed and data replaced)."""
-    check_fraction("fraction", fraction)
-    sub = train_ds if fraction == 1.0 else train_ds.subset(fraction, seed=seed)
-    return sub, dataclasses.replace(cfg, seed=int(seed), data=f"{cfg.data}|{sub.split}|{sub.n_images}")
+    sub = train_ds if check_fraction("fraction", fraction) == 1.0 else train_ds.subset(fraction, seed=seed)
+    return sub, _trained_config(cfg, train_ds, fraction, seed)
 
 
-def _member_status(cfg: TrainConfig, name: str, f: float, s: int, train_ds: ITMDataset, ckpt_dir: str) -> MemberStatus:
-    sub, c = _member_config(cfg, train_ds, f, s)
-    return MemberStatus(f"{name}, fraction {f:g}, seed {s}", epochs_done(c, checkpoint_name(name), ckpt_dir), c.epochs,
-                        sub.n_images)
+def _trained_config(cfg: TrainConfig, train_ds: ITMDataset, fraction: float, seed: int) -> TrainConfig:
+    """A member's config as trained, from the subset's name and size alone (its features are not copied)."""
+    split, n = (train_ds.split, train_ds.n_images) if fraction == 1.0 else train_ds.subset_size(fraction, seed)
+    return dataclasses.replace(cfg, seed=int(seed), data=f"{cfg.data}|{split}|{n}")
+
+
+def _member_label(name: str, f: float, s: int) -> str:
+    return f"{name}, fraction {f:g}, seed {s}"
+
+
+def _member_status(c: TrainConfig, name: str, f: float, s: int, ckpt_dir: str) -> MemberStatus:
+    """The progress status of a member whose config as trained is ``c``."""
+    n = int(c.data.rsplit("|", 1)[1])
+    return MemberStatus(_member_label(name, f, s), epochs_done(c, checkpoint_name(name), ckpt_dir), c.epochs, n)
 
 
 def parse_executor(executor: str) -> tuple[str, Any]:
@@ -194,12 +203,13 @@ def run_grid(configs: Mapping[str, TrainConfig], train_ds: ITMDataset, dev_ds: I
     kind, arg = parse_executor(executor)
     members = [(cfg, name, f, s) for f in fractions for s in seeds for name, cfg in configs.items()]
     shared = (train_ds, dev_ds, test_ds, test_relevance, dev_relevance, str(ckpt_dir), device, progress, evaluate_fn)
+    trained = [_trained_config(c, train_ds, f, s) for c, _, f, s in members]
     key = _record_key(evaluate_fn, dev_ds, test_ds, test_relevance) if record_dir is not None else None
-    paths = [member_record_path(c, n, f, s, train_ds, record_dir, key) if key else None for c, n, f, s in members]
+    paths = [_record_path(t, n, record_dir, key) if key else None for t, (_, n, _, _) in zip(trained, members)]
     done: list[Any] = [_read_record(p) for p in paths]
-    statuses = [MemberStatus(f"{n}, fraction {f:g}, seed {s}", c.epochs, c.epochs, recorded=True) if d is not None else
-                _member_status(c, n, f, s, train_ds, str(ckpt_dir)) if progress else MemberStatus(n, 0, c.epochs)
-                for (c, n, f, s), d in zip(members, done)]   # reading the checkpoints only when someone reads the report
+    statuses = [MemberStatus(_member_label(n, f, s), t.epochs, t.epochs, recorded=True) if d is not None else
+                _member_status(t, n, f, s, str(ckpt_dir)) if progress else MemberStatus(n, 0, t.epochs)
+                for t, (_, n, f, s), d in zip(trained, members, done)]   # checkpoints read only when someone reads the report
     report = GridProgress(statuses, workers=arg if kind == "processes" else 1, enabled=progress)
     report.begin()
     todo = [i for i, d in enumerate(done) if d is None]
@@ -209,7 +219,7 @@ def run_grid(configs: Mapping[str, TrainConfig], train_ds: ITMDataset, dev_ds: I
 
     def finished(i: int, out: tuple[list[dict[str, Any]], pd.DataFrame], secs: float) -> None:
         if paths[i] is not None:   # written at once: a grid cut off later keeps what it finished
-            out = _write_record(paths[i], members[i], train_ds, key, out, secs)
+            out = _write_record(paths[i], members[i], trained[i], key, out, secs)
         done[i] = out
         report.finish(i, secs)
 
@@ -242,36 +252,35 @@ def member_record_path(cfg: TrainConfig, name: str, fraction: float, seed: int, 
                        record_dir: str | os.PathLike[str], key: str) -> Path:
     """``<record_dir>/<checkpoint folder name>-<hash of key>.json``: the record of one grid member
     (``key``: what evaluated it, see :func:`run_grid`)."""
-    from .paths import resolve_path
+    return _record_path(_trained_config(cfg, train_ds, fraction, seed), name, record_dir, key)
 
-    _, c = _member_config(cfg, train_ds, fraction, seed)
-    return resolve_path(record_dir) / f"{checkpoint_name(name)}-{config_hash(c)}-{_safe_key(key)}.json"
+
+def _record_path(trained: TrainConfig, name: str, record_dir: str | os.PathLike[str], key: str) -> Path:
+    return resolve_path(record_dir) / f"{checkpoint_name(name)}-{config_hash(trained)}-{_safe_key(key)}.json"
+
+
+def _from_record(rec: dict[str, Any]) -> tuple[list[dict[str, Any]], pd.DataFrame] | None:
+    """(rows, history) of a parsed member record; None for one of another layout."""
+    return (rec["rows"], pd.DataFrame(rec["history"])) if rec.get("record") == RECORD_VERSION else None
 
 
 def _read_record(path: Path | None) -> tuple[list[dict[str, Any]], pd.DataFrame] | None:
     """(rows, history) of a member record, or None where there is none (or one of another layout)."""
-    if path is None or not path.is_file():
-        return None
-    rec = json.loads(path.read_text())
-    if rec.get("record") != RECORD_VERSION:
-        return None
-    return rec["rows"], pd.DataFrame(rec["history"])
+    return _from_record(json.loads(path.read_text())) if path is not None and path.is_file() else None
 
 
-def _write_record(path: Path, member: tuple, train_ds: ITMDataset, key: str,
+def _write_record(path: Path, member: tuple, trained: TrainConfig, key: str,
                   out: tuple[list[dict[str, Any]], pd.DataFrame], seconds: float) -> tuple[list[dict[str, Any]], pd.DataFrame]:
-    """Write a member's record; returns its (rows, history) as read back, so a grid gives the same tables
-    whether its members were just trained or came from their records."""
-    cfg, name, f, s = member
-    _, c = _member_config(cfg, train_ds, f, s)
+    """Write a member's record; returns its (rows, history) as parsed back from the JSON written, so a grid
+    gives the same tables whether its members were just trained or came from their records."""
+    _, name, f, s = member
     rows, history = out
     rec = {"record": RECORD_VERSION, "member": name, "fraction": f, "seed": s, "evaluation": key,
            "written": datetime.now(timezone.utc).strftime("%Y-%m-%d"), "seconds": round(float(seconds), 1),
-           "config": config_dict(c), "rows": rows, "history": history.to_dict(orient="list")}
-    atomic_write_text(path, json.dumps(rec, default=_json_number, indent=1) + "\n")
-    back = _read_record(path)
-    assert back is not None
-    return back
+           "config": config_dict(trained), "rows": rows, "history": history.to_dict(orient="list")}
+    text = json.dumps(rec, default=_json_number, indent=1) + "\n"
+    atomic_write_text(path, text)
+    return _from_record(json.loads(text))
 
 
 def worker_environ(threads: int) -> dict[str, int]:
@@ -295,7 +304,6 @@ def _run_on_dask(kind: str, arg: Any, members: list[tuple[int, tuple]], shared: 
         from distributed import Client, LocalCluster, as_completed
     except ImportError as e:  # pragma: no cover - dask is a dependency
         raise ImportError("executor 'processes:N' / 'dask:...' needs dask[distributed] (pip install 'dask[distributed]')") from e
-    from .paths import resolve_path
 
     cluster = None
     if kind == "processes":

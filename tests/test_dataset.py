@@ -52,9 +52,15 @@ def test_subset_is_seeded_image_level_and_keeps_five_captions(cache_tmp):
     caps = (keep[:, None] * 5 + np.arange(5)).ravel()
     assert np.array_equal(a.relevance(), ds.relevance(keep, caps))
     assert ds.subset(1.0).n_images == ds.n_images
+    for f, s in ((0.1, 1), (1e-6, 3), (0.5, 0)):   # the name and size a grid keys its records by, without the copy
+        sub = ds.subset(f, seed=s)
+        assert ds.subset_size(f, s) == (sub.split, sub.n_images)
+    assert ds.subset_size(1e-6, 3)[1] == 1                  # at least one image
     for bad in (0, -0.5, 1.01):
         with pytest.raises(ValueError, match="fraction"):
             ds.subset(bad)
+        with pytest.raises(ValueError, match="fraction"):
+            ds.subset_size(bad)
 
 
 def test_gt_matrix():

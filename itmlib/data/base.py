@@ -217,11 +217,15 @@ class ITMDataset:
         At least one image is kept; images keep their original order, each with
         all its captions. The same (fraction, seed) always picks the same images.
         """
-        fraction = check_fraction("fraction", fraction)
-        k = max(1, int(round(fraction * self.n_images)))
+        split, k = self.subset_size(fraction, seed)
         rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0x5B5E7]))
         keep = np.sort(rng.choice(self.n_images, size=k, replace=False))
-        return self.take(keep, split=f"{self.split}[{fraction:g}@seed{seed}]")
+        return self.take(keep, split=split)
+
+    def subset_size(self, fraction: float, seed: int = 0) -> tuple[str, int]:
+        """(split name, images) of :meth:`subset` ``(fraction, seed)``, without building it (no features copied)."""
+        fraction = check_fraction("fraction", fraction)
+        return f"{self.split}[{fraction:g}@seed{seed}]", max(1, int(round(fraction * self.n_images)))
 
     def take(self, images: Any, split: str | None = None) -> "ITMDataset":
         """The dataset restricted to the given image indices (in that order)."""
