@@ -296,6 +296,15 @@ def worker_environ(threads: int) -> dict[str, int]:
             "MALLOC_ARENA_MAX": 1}
 
 
+def _quiet_shutdown_logs() -> None:
+    """Run on each worker of our own local cluster once every result is in: the cluster's close can race a
+    worker's heartbeat, which then logs a harmless CommClosedError traceback (dask/distributed#7192)."""
+    import logging
+
+    for name in ("distributed.worker", "distributed.core", "distributed.comm"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+
+
 def _run_on_dask(kind: str, arg: Any, members: list[tuple[int, tuple]], shared: tuple, threads: int,
                  report: GridProgress, finished: Callable[[int, Any, float], None]) -> None:
     """Every member ``(index, member)`` as one Dask task (datasets scattered once); ``finished(index, (rows,
@@ -329,6 +338,11 @@ def _run_on_dask(kind: str, arg: Any, members: list[tuple[int, tuple]], shared: 
             out, secs = fut.result()
             finished(index[fut.key], out, secs)
     finally:
+        if cluster is not None:   # our own cluster only: a scheduler given by address keeps its workers' logging
+            try:
+                client.run(_quiet_shutdown_logs)
+            except Exception:  # noqa: BLE001 - a worker already gone needs no quieting
+                pass
         client.close()
         if cluster is not None:
             cluster.close()
