@@ -22,8 +22,10 @@ checkpoint - and the grid its ETA (:class:`~itmlib.progress.GridProgress`; insid
 lines reach the terminal too).
 
 Tables are the same whichever executor: every member is seeded by its (config, seed) alone and
-rows come back in the grid's order. Workers run torch on ``threads`` threads (default 1 for the
-Dask executors); results are bit-identical to an inline run with as many threads.
+rows come back in the grid's order (fraction, seed, config), whatever order the members ran in:
+members to train run setting-major (each config over every fraction and seed, in the configs'
+order), so a grid cut off part-way has whole seed sets for the settings it reached. Workers run
+torch on ``threads`` threads (default 1 for the Dask executors); results are bit-identical to an inline run with as many threads.
 
 ``record_dir`` keeps one small JSON **member record** per finished member (its rows, its training
 history, the config as trained, what evaluated it, when and in how long), written the moment the member
@@ -212,7 +214,10 @@ def run_grid(configs: Mapping[str, TrainConfig], train_ds: ITMDataset, dev_ds: I
                 for t, (_, n, f, s), d in zip(trained, members, done)]   # checkpoints read only when someone reads the report
     report = GridProgress(statuses, workers=arg if kind == "processes" else 1, enabled=progress)
     report.begin()
-    todo = [i for i, d in enumerate(done) if d is None]
+    # setting-major: every seed of a setting before the next setting, so that a grid cut off part-way
+    # leaves complete seed sets (judgeable spreads) for the settings it reached
+    n_cfg = len(configs)
+    todo = sorted((i for i, d in enumerate(done) if d is None), key=lambda i: (i % n_cfg, i // n_cfg))
     for i, d in enumerate(done):
         if d is not None:
             report.recorded(i)

@@ -14,9 +14,8 @@ from itmlib.train import config_hash
 def test_sam_configs_add_shuffled_twins_and_reference_mode_and_keep_old_names():
     cfgs = sam_configs("smoke", [(5, "soft", True), (5, "hard", False)], data="w", sam_modes=("paper", "reference"),
                        controls=True, sam_warmup=True)
-    assert list(cfgs) == ["tau=5 soft +T", "tau=5 soft +T shuffled", "tau=5 hard -T", "tau=5 hard -T shuffled",
-                          "tau=5 soft +T ref", "tau=5 soft +T ref shuffled", "tau=5 hard -T ref", "tau=5 hard -T ref shuffled",
-                          "VSE++ (no SAM)"]
+    assert list(cfgs) == ["VSE++ (no SAM)", "tau=5 soft +T", "tau=5 soft +T shuffled", "tau=5 hard -T", "tau=5 hard -T shuffled",
+                          "tau=5 soft +T ref", "tau=5 soft +T ref shuffled", "tau=5 hard -T ref", "tau=5 hard -T ref shuffled"]
     a, b = cfgs["tau=5 soft +T"], cfgs["tau=5 soft +T shuffled"]
     assert dataclasses.replace(b, phi_control="none") == a and b.phi_control == "shuffled"   # the twin differs in that alone
     assert not a.sam_warmup and cfgs["tau=5 hard -T"].sam_warmup        # only -T warms its own hinge up
@@ -24,7 +23,7 @@ def test_sam_configs_add_shuffled_twins_and_reference_mode_and_keep_old_names():
     # the paper-mode, no-control config is the one the grid trained before: same hash, its checkpoints stay valid
     old = vse_config("smoke", loss="sam", tau=5.0, sampling="soft", keep_triplet=True, data="w")
     assert config_hash(a) == config_hash(old)
-    assert list(sam_configs("smoke", [(5, "soft", True)], data="w")) == ["tau=5 soft +T", "VSE++ (no SAM)"]
+    assert list(sam_configs("smoke", [(5, "soft", True)], data="w")) == ["VSE++ (no SAM)", "tau=5 soft +T"]
     with pytest.raises(ValueError, match="sam_mode"):
         sam_configs("smoke", [(5, "soft", True)], data="w", sam_modes=("papers",))
 

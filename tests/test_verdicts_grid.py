@@ -248,6 +248,18 @@ def test_grid_progress_says_what_trains_what_loads_and_the_eta(tmp_path, tiny, c
     assert rep.eta_seconds() == pytest.approx(3.0)
 
 
+def test_members_train_setting_major_and_rows_keep_the_grids_order(tmp_path, tiny, capsys):
+    tr, dv = tiny
+    cfgs = {m: TrainConfig(loss="triplet", data="w", **{**TINY, "margin": g}) for m, g in (("A", 0.2), ("B", 0.1))}
+    runs, _ = run_grid(cfgs, tr, dv, dv, dv.relevance(), seeds=[0, 1], ckpt_dir=str(tmp_path), device="cpu", progress=True)
+    started = [ln.split(": training")[0] for ln in capsys.readouterr().out.splitlines() if ": training epochs" in ln]
+    # every seed of A before B (a grid cut off after two members has A's whole spread) ...
+    assert started == ["[grid] 1/4 A, fraction 1, seed 0", "[grid] 3/4 A, fraction 1, seed 1",
+                       "[grid] 2/4 B, fraction 1, seed 0", "[grid] 4/4 B, fraction 1, seed 1"]
+    # ... while the rows stay seed-major, as the tables have always read them
+    assert list(zip(runs.seed, runs.method)) == [(0, "A"), (0, "B"), (1, "A"), (1, "B")]
+
+
 def test_an_evaluator_with_a_cache_key_runs_once_per_checkpoint(tmp_path, tiny):
     tr, dv = tiny
     calls = []

@@ -67,11 +67,13 @@ def sam_configs(scale: str, settings: Iterable[tuple[float, str, bool]], *, data
                 sam_warmup: bool = False, **common) -> dict[str, TrainConfig]:
     """One SAM config per (tau, sampling, keep_triplet) setting and SAM mode, named ``"tau=5 soft +T"``
     (``" ref"`` appended in the public code's ``"reference"`` mode), plus the VSE++ baseline under
-    ``baseline`` (None: none). ``controls``: each setting also as its shuffled twin (``" shuffled"``
+    ``baseline`` (first; None: none). ``controls``: each setting also as its shuffled twin (``" shuffled"``
     appended, ``phi_control="shuffled"``). ``sam_warmup``: the settings without the triplet (-T) sum
     the SAM hinge over every negative during the warm-up, as the triplet does (with the triplet kept,
     the triplet's warm-up already holds the model)."""
     out = {}
+    if baseline:   # first: a grid trains setting by setting, and every claim needs the baseline
+        out[baseline] = vse_config(scale, epochs=epochs, loss="triplet", data=data)
     for mode in sam_modes:
         check_choice("sam_mode", mode, ("paper", "reference"))
         for t, smp, k in settings:
@@ -81,8 +83,6 @@ def sam_configs(scale: str, settings: Iterable[tuple[float, str, bool]], *, data
             out[name] = cfg
             if controls:
                 out[name + " shuffled"] = dataclasses.replace(cfg, phi_control="shuffled")
-    if baseline:
-        out[baseline] = vse_config(scale, epochs=epochs, loss="triplet", data=data)
     return out
 
 
