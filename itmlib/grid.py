@@ -37,6 +37,9 @@ are merged, or after the checkpoints were deleted. The notebooks keep them in
 committed table (a few KB per member). A record is used only with a test evaluation that names itself
 (``evaluate_fn.cache_key``; the default evaluation names its test split and relevance); delete a record
 to train and evaluate its member again.
+
+Over 300 lines on purpose: the executors, the member records and the progress lines share one
+member task and one order, and a grid must give the same tables whichever path a member took.
 """
 
 from __future__ import annotations

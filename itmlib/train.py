@@ -35,6 +35,9 @@ With ``max_violation`` the triplet loss sums over all negatives for the first
 ``warmup_epochs`` epochs and takes the hardest negative after (VSE-infinity's
 warm-up): hardest negatives from a random start leave the loss stuck at
 ``2 B margin`` (vsepp#27), which we saw too at the smoke scale.
+
+Over 300 lines on purpose: the loop, its checkpoints, the dev selection and :func:`evaluate` must
+agree on one config hash and one batch step, and read top to bottom in one place.
 """
 
 from __future__ import annotations

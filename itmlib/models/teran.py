@@ -26,7 +26,7 @@ drop the numerals too (two, three) and beside/next - words the synthetic caption
 public code's ``s_seq[:, 1:-2]``, which also drops the last word-piece.
 
 One module for one model (config, text inputs, both encoders, scores, extraction and the
-shape walk-through of notebook 08), hence its ~370 lines; the alignment pooling lives in
+shape walk-through of notebook 08), hence its ~410 lines; the alignment pooling lives in
 :mod:`itmlib.models.alignment`, the paper's experiments in :mod:`itmlib.papers.teran`.
 
 Speed on a CPU: with ``finetune_text=False`` the BERT states of every caption
