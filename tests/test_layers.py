@@ -64,3 +64,18 @@ def test_no_import_runs_back_up(path):
 def test_the_check_sees_relative_and_lazy_imports():
     got = _imports(PKG / "papers" / "teran.py")
     assert {"train", "models.teran", "grounding", "metrics"} <= got
+
+
+#: the guide's "small modules with one job each": a longer module says why in its docstring
+MAX_LINES = 320
+
+
+@pytest.mark.parametrize("path", MODULES, ids=[str(p.relative_to(PKG)) for p in MODULES])
+def test_a_module_over_300_lines_says_why_in_its_docstring(path):
+    text = path.read_text(encoding="utf-8")
+    n = text.count("\n")
+    if n <= MAX_LINES:
+        return
+    doc = ast.get_docstring(ast.parse(text)) or ""
+    assert "on purpose" in doc or "lines because" in doc or "hence its" in doc, (
+        f"itmlib/{path.relative_to(PKG)} has {n} lines: split it, or say in its module docstring why it is one module")
