@@ -339,12 +339,30 @@ def _run_on_dask(kind: str, arg: Any, members: list[tuple[int, tuple]], shared: 
         train_ds, dev_ds, test_ds, test_rel, dev_rel, ckpt_dir, device, _, evaluate_fn = shared
         big = client.scatter([train_ds, dev_ds, test_ds, test_rel, dev_rel], broadcast=True)
         ckpt = str(resolve_path(ckpt_dir))        # workers may start elsewhere: an absolute path
-        futures = [client.submit(_timed_member_task, *m, *big, ckpt, device, False, evaluate_fn, threads, pure=False,
-                                 key=f"grid-{i}-{checkpoint_name(m[1])}") for i, m in members]
-        index = {f.key: i for f, (i, _) in zip(futures, members)}
-        for fut in as_completed(futures):
+        # a window of one task per worker thread, the next submitted as one finishes: Dask given every
+        # member at once ran them out of order (work stealing takes a busy worker's *last* tasks; 04's
+        # medium grid went from config 1 to 12, 11, ..., 1), which broke the setting-major order
+        slots = max(sum(w.get("nthreads", 1) for w in client.scheduler_info().get("workers", {}).values()), 1)
+        queue, index = iter(members), {}
+
+        def submit_next() -> Any:
+            item = next(queue, None)
+            if item is None:
+                return None
+            i, m = item
+            report.start(i)
+            fut = client.submit(_timed_member_task, *m, *big, ckpt, device, False, evaluate_fn, threads, pure=False,
+                                key=f"grid-{i}-{checkpoint_name(m[1])}")
+            index[fut.key] = i
+            return fut
+
+        running = as_completed([f for f in (submit_next() for _ in range(slots)) if f is not None])
+        for fut in running:
             out, secs = fut.result()
             finished(index[fut.key], out, secs)
+            nxt = submit_next()
+            if nxt is not None:
+                running.add(nxt)
     finally:
         if cluster is not None:   # our own cluster only: a scheduler given by address keeps its workers' logging
             try:

@@ -260,6 +260,21 @@ def test_members_train_setting_major_and_rows_keep_the_grids_order(tmp_path, tin
     assert list(zip(runs.seed, runs.method)) == [(0, "A"), (0, "B"), (1, "A"), (1, "B")]
 
 
+def test_dask_workers_take_the_members_setting_major_too(tmp_path, tiny, capsys):
+    """Given every member at once, Dask ran 04's medium grid out of order (configs 12, 11, ..., 1: work
+    stealing takes a busy worker's last tasks); members go out one per free worker thread, in order."""
+    tr, dv = tiny
+    cfgs = {m: TrainConfig(loss="triplet", data="w", **{**TINY, "margin": g}) for m, g in (("A", 0.2), ("B", 0.1), ("C", 0.3))}
+    run_grid(cfgs, tr, dv, dv, dv.relevance(), seeds=[0, 1, 2], ckpt_dir=str(tmp_path), device="cpu", progress=True,
+             executor="processes:2", threads=1)
+    lines = capsys.readouterr().out.splitlines()
+    started = [ln.split("[grid] ")[1].split(": training")[0] for ln in lines if ": training epochs" in ln]
+    assert started == [f"{i}/9 {m}, fraction 1, seed {s}" for m, k in (("A", 1), ("B", 2), ("C", 3))
+                       for s, i in ((0, k), (1, k + 3), (2, k + 6))]
+    first_done = next(n for n, ln in enumerate(lines) if ": done in" in ln)
+    assert sum(": training epochs" in ln for ln in lines[:first_done]) == 2     # one member per worker thread
+
+
 def test_an_evaluator_with_a_cache_key_runs_once_per_checkpoint(tmp_path, tiny):
     tr, dv = tiny
     calls = []
