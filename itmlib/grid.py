@@ -340,8 +340,8 @@ def _run_on_dask(kind: str, arg: Any, members: list[tuple[int, tuple]], shared: 
         big = client.scatter([train_ds, dev_ds, test_ds, test_rel, dev_rel], broadcast=True)
         ckpt = str(resolve_path(ckpt_dir))        # workers may start elsewhere: an absolute path
         # a window of one task per worker thread, the next submitted as one finishes: Dask given every
-        # member at once ran them out of order (work stealing takes a busy worker's *last* tasks; 04's
-        # medium grid went from config 1 to 12, 11, ..., 1), which broke the setting-major order
+        # member at once ran them out of order (04's medium grid went from config 1 to 12, 11, ..., 1; most
+        # likely work stealing, which moves a busy worker's lowest-priority tasks), breaking setting-major
         slots = max(sum(w.get("nthreads", 1) for w in client.scheduler_info().get("workers", {}).values()), 1)
         queue, index = iter(members), {}
 

@@ -261,8 +261,8 @@ def test_members_train_setting_major_and_rows_keep_the_grids_order(tmp_path, tin
 
 
 def test_dask_workers_take_the_members_setting_major_too(tmp_path, tiny, capsys):
-    """Given every member at once, Dask ran 04's medium grid out of order (configs 12, 11, ..., 1: work
-    stealing takes a busy worker's last tasks); members go out one per free worker thread, in order."""
+    """Given every member at once, Dask ran 04's medium grid out of order (configs 12, 11, ..., 1; most
+    likely work stealing); members go out one per free worker thread, in order."""
     tr, dv = tiny
     cfgs = {m: TrainConfig(loss="triplet", data="w", **{**TINY, "margin": g}) for m, g in (("A", 0.2), ("B", 0.1), ("C", 0.3))}
     run_grid(cfgs, tr, dv, dv, dv.relevance(), seeds=[0, 1, 2], ckpt_dir=str(tmp_path), device="cpu", progress=True,
