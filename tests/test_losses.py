@@ -157,8 +157,19 @@ def test_sam_over_all_negatives_by_hand():
     np.testing.assert_allclose(det["margin"].numpy(), alpha)
     w, _ = sam_loss(S, phi, tau=tau, all_negatives=True, sam_weight=5.0)
     assert w.item() == pytest.approx(5 * loss.item())
-    with pytest.raises(ValueError, match="mode"):
-        sam_loss(S, phi, tau=tau, all_negatives=True, mode="reference")
+    # the public code's mode warms up the same way, its margins clamped at 1 from above
+    # (the 04 grid's -T "ref" members crashed in their warm-up while this mode raised)
+    tau = 0.5
+    alpha = np.minimum((np.diag(P)[:, None] - P) / tau, 1.0)
+    assert ((np.diag(P)[:, None] - P) / tau > 1).any()  # the clamp bites on this example
+    i2t = np.clip(alpha + Sn - d[:, None], 0, None)
+    t2i = np.clip(alpha + Sn.T - d[:, None], 0, None)
+    np.fill_diagonal(i2t, 0)
+    np.fill_diagonal(t2i, 0)
+    ref, det = sam_loss(S, phi, tau=tau, all_negatives=True, mode="reference")
+    assert ref.item() == pytest.approx(i2t.sum() + t2i.sum())
+    np.testing.assert_allclose(det["margin"].numpy(), alpha)
+    assert ref.item() != pytest.approx(sam_loss(S, phi, tau=tau, all_negatives=True)[0].item())
 
 
 def test_leave_one_out_phi_drops_the_positive_caption_from_its_references(smoke_split):

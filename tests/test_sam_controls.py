@@ -80,3 +80,27 @@ def test_scarce_configs_differ_by_their_margins_alone():
     with pytest.raises(ValueError, match="arm"):
         scarce_configs("smoke", ["SAM"], data="w", warmup_epochs=0)
     assert paper_method("VSE++ + SAM shuffled") is None and paper_method("VSE++ + SAM") == "CVSE+SAM"
+
+
+def test_every_04_config_takes_its_warm_up_step():
+    # train() calls sam_loss with all_negatives during the warm-up of every -T config; the reference-mode
+    # -T configs raised there and stopped 04's medium grid (2026-11-25). Each config's warm-up and later step:
+    import torch
+
+    from itmlib.losses import sam_loss
+    cfgs = sam_configs("medium", [(5, s, k) for s in ("soft", "hard", "random") for k in (True, False)], data="w",
+                       sam_modes=("paper", "reference"), controls=True, sam_warmup=True)
+    S = torch.randn(6, 6, generator=torch.Generator().manual_seed(0), requires_grad=True)
+    phi = lambda p, c: np.where(np.asarray(p) == np.asarray(c), 3.0, 0.5)  # noqa: E731
+    warmed = 0
+    for name, c in cfgs.items():
+        if c.loss != "sam":
+            continue
+        for warm in (True, False):
+            loss, _ = sam_loss(S, phi, tau=c.tau, sampling=c.sampling, mode=c.sam_mode, keep_triplet=c.keep_triplet,
+                               margin=c.margin, max_violation=not warm, phi_control=c.phi_control, sam_weight=c.sam_weight,
+                               generator=torch.Generator().manual_seed(1),
+                               all_negatives=warm and c.sam_warmup and c.max_violation)
+            assert torch.isfinite(loss) and loss.item() > 0, name
+            warmed += warm and c.sam_warmup
+    assert warmed == 12   # 3 samplings x 2 modes x (SAM, shuffled), -T only

@@ -40,7 +40,9 @@ Controls and variants that test *what* in SAM helps (issue 17; none is in the pa
   the constant 2.0 CIDEr-D of the caption matching itself;
 * ``all_negatives=True``: the hinge summed over every negative j of the batch, each with
   its own margin α_pj = (φ(G_p, c_p) - φ(G_p, c_j)) / τ in both directions - the SAM hinge
-  under VSE-infinity's warm-up (the triplet sums over all negatives in that epoch too).
+  under VSE-infinity's warm-up (the triplet sums over all negatives in that epoch too). The
+  warm-up is ours (the public code has no run without the triplet), so both modes take it; in
+  ``mode="reference"`` its margins are clamped at 1 from above like the public code's.
 """
 
 from __future__ import annotations
@@ -132,8 +134,10 @@ def sample_negatives(scores: torch.Tensor, sampling: str, mode: str = "paper",
 
 
 def _sam_all_negatives(scores: torch.Tensor, phi: Phi, tau: float, phi_control: str, positive_mask: torch.Tensor | None,
-                       generator: torch.Generator | None) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-    """The SAM hinge summed over every negative, margin α_pj = (φ(G_p, c_p) - φ(G_p, c_j)) / τ."""
+                       generator: torch.Generator | None, mode: str = "paper") -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """The SAM hinge summed over every negative, margin α_pj = (φ(G_p, c_p) - φ(G_p, c_j)) / τ
+    (``mode="reference"``: clamped at 1 from above, the public code's clamp; nothing is sampled, so
+    its other two differences have no counterpart here)."""
     B = scores.shape[0]
     p = np.arange(B)
     as_t = lambda a: torch.as_tensor(a, dtype=scores.dtype, device=scores.device)  # noqa: E731
@@ -142,6 +146,8 @@ def _sam_all_negatives(scores: torch.Tensor, phi: Phi, tau: float, phi_control: 
     if phi_control == "shuffled":
         phi_all = phi_all[:, torch.randperm(B, generator=generator).to(scores.device)]
     alpha = (phi_pos[:, None] - phi_all) / tau
+    if mode == "reference":
+        alpha = alpha.clamp(max=1.0)
     eye = torch.eye(B, dtype=torch.bool, device=scores.device)
     pos = eye if positive_mask is None else (eye | positive_mask)
     diag = scores.diagonal()
@@ -172,9 +178,7 @@ def sam_loss(scores: torch.Tensor, phi: Phi, *, tau: float, sampling: str = "sof
     if scores.ndim != 2 or scores.shape[0] != scores.shape[1]:
         raise ValueError(f"scores must be a square (B, B) matrix, got shape {tuple(scores.shape)}")
     if all_negatives:
-        if mode != "paper":
-            raise ValueError("all_negatives sums the paper-mode hinge over every negative; mode must be 'paper'")
-        loss, d = _sam_all_negatives(scores, phi, tau, phi_control, positive_mask, control_generator or generator)
+        loss, d = _sam_all_negatives(scores, phi, tau, phi_control, positive_mask, control_generator or generator, mode)
         loss = sam_weight * loss
         if keep_triplet:
             loss = loss + triplet_loss(scores, margin, max_violation, positive_mask)
