@@ -62,6 +62,7 @@ if TYPE_CHECKING:
 __all__ = ["SAMPLINGS", "sample_negatives", "sam_loss", "batch_phi", "phi_index"]
 
 SAMPLINGS = ("hard", "soft", "random")
+REFERENCE_MARGIN_CAP = 1.0  # mode="reference": margins clamped at this from above, as in the public code
 Phi = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 
@@ -147,7 +148,7 @@ def _sam_all_negatives(scores: torch.Tensor, phi: Phi, tau: float, phi_control: 
         phi_all = phi_all[:, torch.randperm(B, generator=generator).to(scores.device)]
     alpha = (phi_pos[:, None] - phi_all) / tau
     if mode == "reference":
-        alpha = alpha.clamp(max=1.0)
+        alpha = alpha.clamp(max=REFERENCE_MARGIN_CAP)
     eye = torch.eye(B, dtype=torch.bool, device=scores.device)
     pos = eye if positive_mask is None else (eye | positive_mask)
     diag = scores.diagonal()
@@ -202,7 +203,7 @@ def sam_loss(scores: torch.Tensor, phi: Phi, *, tau: float, sampling: str = "sof
         t2i = (alpha_t2i + scores[neg_i, idx] - diag).clamp(min=0)
         applied_i2t, applied_t2i = alpha_i2t, alpha_t2i
     else:
-        margin_s, margin_im = alpha_i2t.clamp(max=1.0), alpha_t2i.clamp(max=1.0)
+        margin_s, margin_im = alpha_i2t.clamp(max=REFERENCE_MARGIN_CAP), alpha_t2i.clamp(max=REFERENCE_MARGIN_CAP)
         cost_s = (scores - diag[:, None] + margin_s[None, :]).clamp(min=0)
         cost_im = (scores - diag[None, :] + margin_im[None, :]).clamp(min=0)
         i2t, t2i = cost_s[idx, neg_c], cost_im[idx, neg_i]
