@@ -1,10 +1,12 @@
 """A slice of notebook 04's grid, inline on every core vs on two one-thread workers: what does
 ``-p executor processes:2`` buy for ``make tables``?
 
-    .venv/bin/python benchmarks/bench_grid_workers.py [--scale medium] [--members 4] [--epochs 3] [--fraction 0.25]
+    .venv/bin/python benchmarks/bench_grid_workers.py [--scale medium] [--members 4] [--skip 0] [--epochs 3] [--fraction 0.25]
 
-Takes the first ``--members`` configs of 04's medium grid (``sam_configs`` over the full
-``ablation_settings``, the order ``run_grid`` trains them in), shortened to ``--epochs``, and trains
+Takes ``--members`` configs of 04's medium grid (``sam_configs`` over the full ``ablation_settings``,
+the order ``run_grid`` trains them in), after the first ``--skip`` of them (the first config is the
+VSE++ baseline; ``--skip 1`` times SAM members only, which are most of the grid), shortened to
+``--epochs``, and trains
 them twice from empty checkpoint folders on seed 0: ``inline`` (one process, torch's default
 threads: every core, what ``make tables`` does without ``-p executor``) and ``processes:2`` (two
 one-thread Dask workers). Prints each wall time, the speed-up, and both extrapolated to 04's whole
@@ -35,23 +37,26 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scale", default="medium")
     ap.add_argument("--members", type=int, default=4, help="configs of 04's grid to train (>= 2: both workers busy)")
+    ap.add_argument("--skip", type=int, default=0, help="configs of 04's grid to pass over first (1: SAM members only)")
     ap.add_argument("--epochs", type=int, default=3)
     ap.add_argument("--fraction", type=float, default=0.25, help="04's medium fraction (ci/medium.yaml)")
     a = ap.parse_args()
-    if a.members < 2 or a.epochs < 1:
-        ap.error("--members must be >= 2 and --epochs >= 1")
+    if a.members < 2 or a.epochs < 1 or a.skip < 0:
+        ap.error("--members must be >= 2, --epochs >= 1 and --skip >= 0")
     medium = scale_overrides(a.scale).get("04_sam", {})
     modes, seeds = medium.get("sam_modes", ["paper"]), int(medium.get("n_seeds", 1))
     train, dev, test = (load_dataset("synthetic", s, scale=a.scale) for s in ("train", "dev", "test"))
     rel = eval_relevance(test)
     grid = ablation_settings(a.scale, [3, 5, 10], ["soft", "random", "hard"], [True, False])
     full = sam_configs(a.scale, grid, data=train.source, sam_modes=modes, controls=True, sam_warmup=True)
-    names = list(full)[: a.members]
+    names = list(full)[a.skip: a.skip + a.members]
+    if len(names) < a.members:
+        ap.error(f"04's grid at {a.scale} has {len(full)} configs: --skip {a.skip} leaves {len(names)}, not {a.members}")
     part = sam_configs(a.scale, grid, data=train.source + "|bench_grid_workers", epochs=a.epochs, sam_modes=modes,
                        controls=True, sam_warmup=True)
     part = {n: part[n] for n in names}
     full_epochs = sum(c.epochs for c in full.values()) * seeds
-    print(f"{len(part)} of 04's {len(full)} configs x {a.epochs} epochs, fraction {a.fraction}, {a.scale}; "
+    print(f"{len(part)} of 04's {len(full)} configs ({', '.join(names)}) x {a.epochs} epochs, fraction {a.fraction}, {a.scale}; "
           f"04 at {a.scale}: {len(full)} x {seeds} seeds, {full_epochs} epochs")
     kw = dict(fractions=[a.fraction], seeds=[0], device="cpu", progress=False)
     wall = {}
