@@ -11,7 +11,7 @@ evaluates it and returns its rows and history:
 
 * ``"inline"`` (default): one after another in this process;
 * ``"processes:N"``: N single-thread worker processes of a local Dask cluster (on a 2-core machine two
-  workers and inline are within ~10% on slices of 04's medium grid, 1.11x and 0.90x: a member-epoch
+  workers and inline are within ~10% on slices of 04's medium grid, 0.90x-1.11x: a member-epoch
   takes 1.8x longer on a worker of two than alone on both cores; ``benchmarks/bench_grid_workers.py``);
 * ``"dask:ADDRESS"`` (or ``"tcp://..."``): an existing Dask scheduler, e.g. one worker per GPU
   (``ci/full_gpu.sh``); the workers need the repository installed and ``ckpt_dir`` on a
