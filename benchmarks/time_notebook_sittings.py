@@ -1,0 +1,152 @@
+"""Wall time of one notebook of ``make tables`` that is longer than a session: time it in sittings.
+
+    .venv/bin/python benchmarks/time_notebook_sittings.py run [--notebook 04_sam] [--scale medium]
+        [--executor inline|processes:2] [--dir runs/timing_inline] [--stop-at 18:50]
+    .venv/bin/python benchmarks/time_notebook_sittings.py report [--dir runs/timing_inline]
+
+``run`` starts (or resumes) ``python -m itmlib.notebooks run --only NOTEBOOK`` into its own folder
+(checkpoints, member records, tables and executed notebook under ``--dir``, so nothing of
+``runs/checkpoints`` or the committed ``results/`` is reused or touched) and keeps a record of this
+sitting in ``<dir>/sittings.jsonl``: start, last heartbeat (every 20 s, so a sitting killed with its
+session still counts up to then), end, members recorded before and after. ``--stop-at HH:MM`` (local
+time) ends the sitting then; the next ``run`` resumes from the member records and epoch checkpoints.
+
+``report`` sums the sittings (an upper bound of the uninterrupted wall time: each sitting pays the
+notebook's start and loses the epoch it was in) and the members' own seconds (a lower bound: a member
+that was resumed counts only its last sitting), and, once the notebook has finished, compares its tables
+byte for byte with the committed ``results/<notebook>/`` (same tables whichever executor).
+
+Run it on an otherwise idle machine; the README's 1-worker figure for 04 at medium comes from it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime as dt
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _records(d: Path, notebook: str) -> list[Path]:
+    return sorted((d / "results" / notebook / "members").glob("*.json"))
+
+
+def _write(log: Path, entry: dict, lines: list[str]) -> None:
+    log.write_text("".join(lines + [json.dumps(entry) + "\n"]), encoding="utf-8")
+
+
+def run(a: argparse.Namespace) -> int:
+    d = (ROOT / a.dir).resolve()
+    d.mkdir(parents=True, exist_ok=True)
+    log = d / "sittings.jsonl"
+    earlier = log.read_text(encoding="utf-8").splitlines(keepends=True) if log.is_file() else []
+    for line in earlier:
+        if json.loads(line)["executor"] != a.executor or json.loads(line)["notebook"] != a.notebook:
+            sys.exit(f"{log} times {json.loads(line)['notebook']} with executor {json.loads(line)['executor']}, "
+                     f"not {a.notebook} with {a.executor}: use another --dir")
+    cmd = [sys.executable, "-m", "itmlib.notebooks", "run", "--scale", a.scale, "--only", a.notebook,
+           "--output-dir", str(d / "tables"), "--results-dir", str(d / "results"),
+           "-p", "ckpt_dir", str(d / "checkpoints")]
+    if a.executor != "inline":
+        cmd += ["-p", "executor", a.executor, "--threads", "1"]
+    entry = {"notebook": a.notebook, "scale": a.scale, "executor": a.executor, "host_cores": _cores(),
+             "start": dt.datetime.now().isoformat(timespec="seconds"), "members_before": len(_records(d, a.notebook))}
+    t0 = time.monotonic()
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=open(d / f"sitting-{len(earlier) + 1}.log", "w"),
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    done = threading.Event()
+
+    def beat(final: dict | None = None) -> None:
+        e = dict(entry, seconds=round(time.monotonic() - t0, 1), members_after=len(_records(d, a.notebook)),
+                 last_seen=dt.datetime.now().isoformat(timespec="seconds"), **(final or {}))
+        _write(log, e, earlier)
+
+    def heartbeat() -> None:
+        while not done.wait(20):
+            beat()
+
+    threading.Thread(target=heartbeat, daemon=True).start()
+    deadline = None
+    if a.stop_at:
+        h, m = (int(x) for x in a.stop_at.split(":"))
+        now = dt.datetime.now()
+        deadline = now.replace(hour=h, minute=m, second=0, microsecond=0)
+        if deadline <= now:
+            deadline += dt.timedelta(days=1)
+    stopped = False
+    while proc.poll() is None:
+        if deadline is not None and dt.datetime.now() >= deadline:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(60)
+            except subprocess.TimeoutExpired:
+                pass
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)   # the notebook's kernel too
+            stopped = True
+            break
+        time.sleep(5)
+    done.set()
+    beat({"rc": proc.wait(), "stopped_at_deadline": stopped, "finished": not stopped and proc.returncode == 0})
+    print(log.read_text(encoding="utf-8").splitlines()[-1])
+    return 0
+
+
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 0
+
+
+def report(a: argparse.Namespace) -> int:
+    d = (ROOT / a.dir).resolve()
+    log = d / "sittings.jsonl"
+    if not log.is_file():
+        sys.exit(f"no sittings recorded in {log}: start with `run`")
+    sittings = [json.loads(x) for x in log.read_text(encoding="utf-8").splitlines()]
+    nb = sittings[0]["notebook"]
+    recs = [json.loads(p.read_text(encoding="utf-8")) for p in _records(d, nb)]
+    wall = sum(s["seconds"] for s in sittings)
+    member_s = sum(r["seconds"] for r in recs)
+    committed = len(list((ROOT / "results" / nb / "members").glob("*.json")))
+    print(f"{nb} at {sittings[0]['scale']}, executor {sittings[0]['executor']}, {len(sittings)} sitting(s)")
+    for i, s in enumerate(sittings, 1):
+        print(f"  {i}: {s['start']} .. {s.get('last_seen')}  {s['seconds'] / 3600:.2f} h, members "
+              f"{s['members_before']} -> {s['members_after']}, finished={s.get('finished', False)}")
+    print(f"members recorded: {len(recs)} of {committed} (committed results/{nb}/members)")
+    print(f"sittings' wall time: {wall / 3600:.2f} h (upper bound); members' own seconds: {member_s / 3600:.2f} h "
+          f"(lower bound), median {sorted(r['seconds'] for r in recs)[len(recs) // 2] / 60:.1f} min a member"
+          if recs else f"sittings' wall time: {wall / 3600:.2f} h; no member recorded yet")
+    if sittings[-1].get("finished"):
+        ours, theirs = d / "results" / nb, ROOT / "results" / nb
+        tables = sorted(p.name for p in theirs.iterdir() if p.suffix in (".csv", ".md"))
+        diff = [t for t in tables if not (ours / t).is_file() or (ours / t).read_bytes() != (theirs / t).read_bytes()]
+        print(f"tables byte-identical to results/{nb}/: {len(tables) - len(diff)} of {len(tables)}"
+              + (f"; differ: {', '.join(diff)}" if diff else ""))
+    return 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run")
+    r.add_argument("--notebook", default="04_sam")
+    r.add_argument("--scale", default="medium")
+    r.add_argument("--executor", default="inline", help="inline (one process, every core) or processes:N")
+    r.add_argument("--dir", default="runs/timing_inline")
+    r.add_argument("--stop-at", default=None, help="HH:MM local time to end this sitting")
+    p = sub.add_parser("report")
+    p.add_argument("--dir", default="runs/timing_inline")
+    a = ap.parse_args()
+    return run(a) if a.cmd == "run" else report(a)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
