@@ -49,9 +49,9 @@ def run(a: argparse.Namespace) -> int:
     d.mkdir(parents=True, exist_ok=True)
     log = d / "sittings.jsonl"
     earlier = log.read_text(encoding="utf-8").splitlines(keepends=True) if log.is_file() else []
-    for line in earlier:
-        if json.loads(line)["executor"] != a.executor or json.loads(line)["notebook"] != a.notebook:
-            sys.exit(f"{log} times {json.loads(line)['notebook']} with executor {json.loads(line)['executor']}, "
+    for s in map(json.loads, earlier):
+        if (s["notebook"], s["executor"]) != (a.notebook, a.executor):
+            sys.exit(f"{log} times {s['notebook']} with executor {s['executor']}, "
                      f"not {a.notebook} with {a.executor}: use another --dir")
     cmd = [sys.executable, "-m", "itmlib.notebooks", "run", "--scale", a.scale, "--only", a.notebook,
            "--output-dir", str(d / "tables"), "--results-dir", str(d / "results"),
