@@ -1,18 +1,24 @@
 """Wall time of one notebook of ``make tables`` that is longer than a session: time it in sittings.
 
     .venv/bin/python benchmarks/time_notebook_sittings.py run [--notebook 04_sam] [--scale medium]
-        [--executor inline|processes:2] [--dir runs/timing_inline] [--stop-at 18:50]
-    .venv/bin/python benchmarks/time_notebook_sittings.py report [--dir runs/timing_inline]
+        [--executor inline|processes:2] [--dir benchmarks/timings/04_sam-medium-inline] [--stop-at 18:50]
+    .venv/bin/python benchmarks/time_notebook_sittings.py report [--dir ...]
 
 ``run`` starts (or resumes) ``python -m itmlib.notebooks run --only NOTEBOOK`` into its own folder
 (checkpoints, member records, tables and executed notebook under ``--dir``, so nothing of
 ``runs/checkpoints`` or the committed ``results/`` is reused or touched) and keeps a record of this
 sitting in ``<dir>/sittings.jsonl``: start, last heartbeat (every 20 s, so a sitting killed with its
 session still counts up to then), end, members recorded before and after. ``--stop-at HH:MM`` (local
-time) ends the sitting then; the next ``run`` resumes from the member records and epoch checkpoints.
+time) ends the sitting then; the next ``run`` resumes from the member records (and from the epoch
+checkpoints where they survived).
+
+Sessions here start from a fresh clone, so the default ``--dir`` is tracked: commit it after each
+sitting (``git add <dir>``). Its ``.gitignore`` (written on the first ``run``) leaves out the
+checkpoints and the executed notebook; the member records (a few KB each), the sittings and their logs
+are what a later session needs to resume - a member cut off mid-training starts again from epoch 0.
 
 ``report`` sums the sittings (an upper bound of the uninterrupted wall time: each sitting pays the
-notebook's start and loses the epoch it was in) and the members' own seconds (a lower bound: a member
+notebook's start and loses the member it was in) and the members' own seconds (a lower bound: a member
 that was resumed counts only its last sitting), and, once the notebook has finished, compares its tables
 byte for byte with the committed ``results/<notebook>/`` (same tables whichever executor).
 
@@ -34,6 +40,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_DIR = "benchmarks/timings/04_sam-medium-inline"
 
 
 def _records(d: Path, notebook: str) -> list[Path]:
@@ -47,6 +54,8 @@ def _write(log: Path, entry: dict, lines: list[str]) -> None:
 def run(a: argparse.Namespace) -> int:
     d = (ROOT / a.dir).resolve()
     d.mkdir(parents=True, exist_ok=True)
+    if not (d / ".gitignore").is_file():
+        (d / ".gitignore").write_text("checkpoints/\ntables/\n", encoding="utf-8")
     log = d / "sittings.jsonl"
     earlier = log.read_text(encoding="utf-8").splitlines(keepends=True) if log.is_file() else []
     for s in map(json.loads, earlier):
@@ -140,10 +149,10 @@ def main() -> int:
     r.add_argument("--notebook", default="04_sam")
     r.add_argument("--scale", default="medium")
     r.add_argument("--executor", default="inline", help="inline (one process, every core) or processes:N")
-    r.add_argument("--dir", default="runs/timing_inline")
+    r.add_argument("--dir", default=DEFAULT_DIR)
     r.add_argument("--stop-at", default=None, help="HH:MM local time to end this sitting")
     p = sub.add_parser("report")
-    p.add_argument("--dir", default="runs/timing_inline")
+    p.add_argument("--dir", default=DEFAULT_DIR)
     a = ap.parse_args()
     return run(a) if a.cmd == "run" else report(a)
 
