@@ -32,6 +32,7 @@ import contextlib
 import datetime as dt
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -67,7 +68,7 @@ def run(a: argparse.Namespace) -> int:
            "-p", "ckpt_dir", str(d / "checkpoints")]
     if a.executor != "inline":
         cmd += ["-p", "executor", a.executor, "--threads", "1"]
-    entry = {"notebook": a.notebook, "scale": a.scale, "executor": a.executor, "host_cores": _cores(),
+    entry = {"notebook": a.notebook, "scale": a.scale, "executor": a.executor, "host_cores": _cores(), "host_cpu": _cpu(),
              "start": dt.datetime.now().isoformat(timespec="seconds"), "members_before": len(_records(d, a.notebook))}
     t0 = time.monotonic()
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=open(d / f"sitting-{len(earlier) + 1}.log", "w"),
@@ -114,6 +115,23 @@ def _cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 0
 
 
+def _cpu() -> str:
+    """The CPU's model name (sessions land on different machines: a sitting's speed is of its machine)."""
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return "unknown"
+
+
+def _epoch_speed(log: Path) -> str:
+    """Median seconds an epoch of the members a sitting trained, from its grid progress lines - the
+    sittings may land on machines of different speed, and this shows it."""
+    text = log.read_text(encoding="utf-8") if log.is_file() else ""
+    per_epoch = sorted(float(x) for x in re.findall(r"done in [\d.]+ min \(([\d.]+) s per epoch\)", text))
+    return f"median {per_epoch[len(per_epoch) // 2]:.1f} s an epoch" if per_epoch else "no member finished"
+
+
 def report(a: argparse.Namespace) -> int:
     d = (ROOT / a.dir).resolve()
     log = d / "sittings.jsonl"
@@ -128,7 +146,8 @@ def report(a: argparse.Namespace) -> int:
     print(f"{nb} at {sittings[0]['scale']}, executor {sittings[0]['executor']}, {len(sittings)} sitting(s)")
     for i, s in enumerate(sittings, 1):
         print(f"  {i}: {s['start']} .. {s.get('last_seen')}  {s['seconds'] / 3600:.2f} h, members "
-              f"{s['members_before']} -> {s['members_after']}, finished={s.get('finished', False)}")
+              f"{s['members_before']} -> {s['members_after']}, finished={s.get('finished', False)}, "
+              f"{_epoch_speed(d / f'sitting-{i}.log')}, cpu {s.get('host_cpu', 'not recorded')}")
     print(f"members recorded: {len(recs)} of {committed} (committed results/{nb}/members)")
     print(f"sittings' wall time: {wall / 3600:.2f} h (upper bound); members' own seconds: {member_s / 3600:.2f} h "
           f"(lower bound), median {sorted(r['seconds'] for r in recs)[len(recs) // 2] / 60:.1f} min a member"
