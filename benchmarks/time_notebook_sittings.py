@@ -19,8 +19,10 @@ are what a later session needs to resume - a member cut off mid-training starts 
 
 ``report`` sums the sittings (an upper bound of the uninterrupted wall time: each sitting pays the
 notebook's start and loses the member it was in) and the members' own seconds (a lower bound: a member
-that was resumed counts only its last sitting), and, once the notebook has finished, compares its tables
-byte for byte with the committed ``results/<notebook>/`` (same tables whichever executor).
+that was resumed counts only its last sitting), sets the members' rsum beside the committed records of
+the same members and their seed spread, and, once the notebook has finished, compares its tables byte for
+byte with the committed ``results/<notebook>/`` - identical only at the same threads per process: the
+committed 04 ran on one-thread workers, and inline on two threads sums floats in another order.
 
 Run it on an otherwise idle machine; the README's 1-worker figure for 04 at medium comes from it.
 """
@@ -34,6 +36,7 @@ import json
 import os
 import re
 import signal
+import statistics
 import subprocess
 import sys
 import threading
@@ -152,13 +155,33 @@ def report(a: argparse.Namespace) -> int:
     print(f"sittings' wall time: {wall / 3600:.2f} h (upper bound); members' own seconds: {member_s / 3600:.2f} h "
           f"(lower bound), median {sorted(r['seconds'] for r in recs)[len(recs) // 2] / 60:.1f} min a member"
           if recs else f"sittings' wall time: {wall / 3600:.2f} h; no member recorded yet")
+    _compare_rsum(recs, [json.loads(p.read_text(encoding="utf-8")) for p in (ROOT / "results" / nb / "members").glob("*.json")])
     if sittings[-1].get("finished"):
         ours, theirs = d / "results" / nb, ROOT / "results" / nb
         tables = sorted(p.name for p in theirs.iterdir() if p.suffix in (".csv", ".md"))
         diff = [t for t in tables if not (ours / t).is_file() or (ours / t).read_bytes() != (theirs / t).read_bytes()]
         print(f"tables byte-identical to results/{nb}/: {len(tables) - len(diff)} of {len(tables)}"
-              + (f"; differ: {', '.join(diff)}" if diff else ""))
+              + (f"; differ: {', '.join(diff)}" if diff else "")
+              + " (expected identical only where each process ran as many threads as the committed run's workers)")
     return 0
+
+
+def _compare_rsum(ours: list[dict], committed: list[dict]) -> None:
+    """The timed run's members against the committed records of the same members. Inline on two threads
+    sums floats in another order than the committed run's one-thread workers, so its models differ; this
+    says by how much, beside the committed seed spread (std of rsum over seeds, mean over settings)."""
+    key = lambda r: (r["member"], r["fraction"], r["seed"])  # noqa: E731
+    theirs = {key(r): r["rows"][0]["rsum"] for r in committed}
+    delta = [r["rows"][0]["rsum"] - theirs[key(r)] for r in ours if key(r) in theirs]
+    if not delta:
+        return
+    groups: dict[tuple, list[float]] = {}
+    for r in committed:
+        groups.setdefault(key(r)[:2], []).append(r["rows"][0]["rsum"])
+    spread = statistics.mean(statistics.stdev(v) for v in groups.values() if len(v) > 1)
+    print(f"rsum against the committed records of the same {len(delta)} members: mean difference "
+          f"{statistics.mean(delta):+.2f}, mean |difference| {statistics.mean(map(abs, delta)):.2f} "
+          f"(committed seed std of rsum: {spread:.2f})")
 
 
 def main() -> int:
