@@ -128,8 +128,9 @@ def _cpu() -> str:
 
 
 def _epoch_speed(log: Path) -> str:
-    """Median seconds an epoch of the members a sitting trained, from its grid progress lines - the
-    sittings may land on machines of different speed, and this shows it."""
+    """Median seconds an epoch of the members a sitting trained, from its grid progress lines (the
+    "done in" line of ``itmlib.progress.GridProgress``) - the sittings may land on machines of different
+    speed, and this shows it."""
     text = log.read_text(encoding="utf-8") if log.is_file() else ""
     per_epoch = sorted(float(x) for x in re.findall(r"done in [\d.]+ min \(([\d.]+) s per epoch\)", text))
     return f"median {per_epoch[len(per_epoch) // 2]:.1f} s an epoch" if per_epoch else "no member finished"
@@ -145,17 +146,17 @@ def report(a: argparse.Namespace) -> int:
     recs = [json.loads(p.read_text(encoding="utf-8")) for p in _records(d, nb)]
     wall = sum(s["seconds"] for s in sittings)
     member_s = sum(r["seconds"] for r in recs)
-    committed = len(list((ROOT / "results" / nb / "members").glob("*.json")))
+    committed = [json.loads(p.read_text(encoding="utf-8")) for p in _records(ROOT, nb)]
     print(f"{nb} at {sittings[0]['scale']}, executor {sittings[0]['executor']}, {len(sittings)} sitting(s)")
     for i, s in enumerate(sittings, 1):
         print(f"  {i}: {s['start']} .. {s.get('last_seen')}  {s['seconds'] / 3600:.2f} h, members "
               f"{s['members_before']} -> {s['members_after']}, finished={s.get('finished', False)}, "
               f"{_epoch_speed(d / f'sitting-{i}.log')}, cpu {s.get('host_cpu', 'not recorded')}")
-    print(f"members recorded: {len(recs)} of {committed} (committed results/{nb}/members)")
+    print(f"members recorded: {len(recs)} of {len(committed)} (committed results/{nb}/members)")
     print(f"sittings' wall time: {wall / 3600:.2f} h (upper bound); members' own seconds: {member_s / 3600:.2f} h "
           f"(lower bound), median {sorted(r['seconds'] for r in recs)[len(recs) // 2] / 60:.1f} min a member"
           if recs else f"sittings' wall time: {wall / 3600:.2f} h; no member recorded yet")
-    _compare_rsum(recs, [json.loads(p.read_text(encoding="utf-8")) for p in (ROOT / "results" / nb / "members").glob("*.json")])
+    _compare_rsum(recs, committed)
     if sittings[-1].get("finished"):
         ours, theirs = d / "results" / nb, ROOT / "results" / nb
         tables = sorted(p.name for p in theirs.iterdir() if p.suffix in (".csv", ".md"))
@@ -170,7 +171,9 @@ def _compare_rsum(ours: list[dict], committed: list[dict]) -> None:
     """The timed run's members against the committed records of the same members. Inline on two threads
     sums floats in another order than the committed run's one-thread workers, so its models differ; this
     says by how much, beside the committed seed spread (std of rsum over seeds, mean over settings)."""
-    key = lambda r: (r["member"], r["fraction"], r["seed"])  # noqa: E731
+    def key(r: dict) -> tuple:
+        return r["member"], r["fraction"], r["seed"]
+
     theirs = {key(r): r["rows"][0]["rsum"] for r in committed}
     delta = [r["rows"][0]["rsum"] - theirs[key(r)] for r in ours if key(r) in theirs]
     if not delta:
