@@ -2,6 +2,7 @@
 ``-p executor processes:2`` buy for ``make tables``?
 
     .venv/bin/python benchmarks/bench_grid_workers.py [--scale medium] [--members 4] [--skip 0] [--epochs 3] [--fraction 0.25]
+    python benchmarks/bench_grid_workers.py --device cuda --executors inline processes:2   # one GPU (benchmarks/gpu_figures.sh)
 
 Takes ``--members`` configs of 04's medium grid (``sam_configs`` over the full ``ablation_settings``,
 the order ``run_grid`` trains them in), after the first ``--skip`` of them (the first config is the
@@ -9,7 +10,8 @@ VSE++ baseline; ``--skip 1`` times SAM members only, which are most of the grid)
 ``--epochs``, and trains
 them twice from empty checkpoint folders on seed 0: ``inline`` (one process, torch's default
 threads: every core, what ``make tables`` does without ``-p executor``) and ``processes:2`` (two
-one-thread Dask workers). Prints each wall time, the speed-up, and both extrapolated to 04's whole
+one-thread Dask workers; on a GPU both share it). ``--executors`` picks others. Prints each wall
+time, the speed-up, and both extrapolated to 04's whole
 medium grid (members x epochs x seeds of the scale's overrides, ``ci/medium.yaml``), which no 3-hour session can time end to end.
 
 Run it on an otherwise idle machine; the figures in the README come from it.
@@ -26,6 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from itmlib.config import resolve_device  # noqa: E402
 from itmlib.data import load_dataset  # noqa: E402
 from itmlib.grid import run_grid  # noqa: E402
 from itmlib.notebooks import scale_overrides  # noqa: E402
@@ -40,6 +43,8 @@ def main() -> None:
     ap.add_argument("--skip", type=int, default=0, help="configs of 04's grid to pass over first (1: SAM members only)")
     ap.add_argument("--epochs", type=int, default=3)
     ap.add_argument("--fraction", type=float, default=0.25, help="04's medium fraction (ci/medium.yaml)")
+    ap.add_argument("--device", default="cpu", help="cpu, cuda or auto (itmlib.config.resolve_device)")
+    ap.add_argument("--executors", nargs="+", default=["inline", "processes:2"], help="run_grid executors to time, in order")
     a = ap.parse_args()
     if a.members < 2 or a.epochs < 1 or a.skip < 0:
         ap.error("--members must be >= 2, --epochs >= 1 and --skip >= 0")
@@ -58,16 +63,21 @@ def main() -> None:
     full_epochs = sum(c.epochs for c in full.values()) * seeds
     print(f"{len(part)} of 04's {len(full)} configs ({', '.join(names)}) x {a.epochs} epochs, fraction {a.fraction}, {a.scale}; "
           f"04 at {a.scale}: {len(full)} x {seeds} seeds, {full_epochs} epochs")
-    kw = dict(fractions=[a.fraction], seeds=[0], device="cpu", progress=False)
+    kw = dict(fractions=[a.fraction], seeds=[0], device=resolve_device(a.device), progress=False)
+    if kw["device"] == "cuda":
+        import torch
+        print(f"device: {torch.cuda.get_device_name(0)}, torch {torch.__version__}")
     wall = {}
-    for executor in ("inline", "processes:2"):
+    for executor in a.executors:
         t0 = time.perf_counter()
         run_grid(part, train, dev, test, rel, ckpt_dir=tempfile.mkdtemp(prefix="bench_grid_"), executor=executor, **kw)
         wall[executor] = time.perf_counter() - t0
         per_epoch = wall[executor] / (len(part) * a.epochs)
         print(f"{executor:>12}: {wall[executor]:7.1f} s, {per_epoch:5.1f} s per member-epoch of the grid; "
               f"04 whole: ~{per_epoch * full_epochs / 3600:.1f} h")
-    print(f"speed-up of processes:2 over inline: {wall['inline'] / wall['processes:2']:.2f}x")
+    first = a.executors[0]
+    for executor in a.executors[1:]:
+        print(f"speed-up of {executor} over {first}: {wall[first] / wall[executor]:.2f}x")
 
 
 if __name__ == "__main__":

@@ -2,11 +2,14 @@
 
     .venv/bin/python benchmarks/bench_train.py --scale smoke                      # this tree only
     .venv/bin/python benchmarks/bench_train.py --scale medium --against HEAD~1   # side by side, same run
+    python benchmarks/bench_train.py --scale full --device cuda --repeats 1      # a GPU (benchmarks/gpu_figures.sh)
 
 For each model (VSE++ with the triplet loss, VSE++ with SAM, TERAN MrSw with the frozen
 MiniLM) it trains 1 and then 3 epochs from scratch in a fresh checkpoint folder; one
-epoch costs (T(3) - T(1)) / 2 minus one dev evaluation (timed on its own), so model building,
-the vocabulary, SAM's CIDEr-D index and TERAN's cached BERT states are not counted.
+epoch costs (T(3) - T(1)) / 2 minus one dev evaluation (timed on its own), T being the training
+loop's own seconds (``TrainResult.seconds``), so model building, the vocabulary, SAM's CIDEr-D index
+and TERAN's BERT states (cached by the first run, which a wall-clock difference would charge to T(1))
+are not counted, nor a GPU's warm-up in the first epoch.
 Reports seconds per epoch, steps/s, captions/s, the dev evaluation and the peak RSS of
 the process. ``--against REV`` checks REV out into a temporary git worktree and runs the
 same measurement there in a child process, interleaved with this tree's (A B A B over
@@ -24,7 +27,6 @@ import resource
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,13 +45,14 @@ def _configs(scale: str):
             "teran": lambda data: teran_config(scale, data=data)}
 
 
-def measure(scale: str, models: list[str], fraction: float) -> dict[str, dict[str, float]]:
+def measure(scale: str, models: list[str], fraction: float, device: str = "cpu") -> dict[str, dict[str, float]]:
     """This process's itmlib: per model, seconds per epoch, per dev evaluation, steps/s, captions/s."""
     import dataclasses
 
     import torch
 
     from itmlib.data import load_dataset
+    from itmlib.timing import timed
     from itmlib.train import evaluate, train
 
     train_ds = load_dataset("synthetic", "train", scale=scale, progress=False)
@@ -59,30 +62,32 @@ def measure(scale: str, models: list[str], fraction: float) -> dict[str, dict[st
     out = {}
     for name in models:
         cfg = _configs(scale)[name](train_ds.source)
-        times = {}
+        extra = {}
+        if cfg.select_by != "rsum":                               # TERAN selects its epoch by dev NDCG
+            from itmlib.papers.teran import teran_dev_relevance
+            extra["dev_relevance"] = teran_dev_relevance(dev_ds)
+        times, walls = {}, {}
         with tempfile.TemporaryDirectory() as ck:
             for epochs in (1, 3):
                 c = dataclasses.replace(cfg, epochs=epochs)
-                t = time.perf_counter()
-                r = train(c, train_ds, dev_ds, ckpt_dir=ck, name=f"{name}{epochs}", device="cpu", progress=False)
-                times[epochs] = time.perf_counter() - t
-        t = time.perf_counter()
+                walls[epochs], r = timed(lambda: train(c, train_ds, dev_ds, ckpt_dir=ck, name=f"{name}{epochs}",
+                                                       device=device, progress=False, **extra), device)
+                times[epochs] = r.seconds
         with torch.no_grad():
-            evaluate(r.model, r.vocab, dev_ds, None, "cpu")
-        ev = time.perf_counter() - t
+            ev, _ = timed(lambda: evaluate(r.model, r.vocab, dev_ds, None, device), device)
         epoch = (times[3] - times[1]) / 2 - ev
         steps = -(-train_ds.n_captions // cfg.batch_size)
         out[name] = {"epoch_s": epoch, "dev_eval_s": ev, "steps_per_s": steps / epoch,
-                     "captions_per_s": train_ds.n_captions / epoch, "setup_s": times[1] - epoch - ev,
+                     "captions_per_s": train_ds.n_captions / epoch, "setup_s": walls[1] - times[1],
                      "train_captions": train_ds.n_captions, "batch_size": cfg.batch_size}
     out["_peak_rss_mb"] = {"value": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
     return out
 
 
 def _child(tree: Path, args: argparse.Namespace) -> dict:
-    env = {**os.environ, "PYTHONPATH": str(tree)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(tree), os.environ.get("PYTHONPATH")]))}
     cmd = [sys.executable, str(Path(__file__).resolve()), "--scale", args.scale, "--fraction", str(args.fraction),
-           "--models", *args.models, "--json"]
+           "--device", args.device, "--models", *args.models, "--json"]
     res = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True)
     if res.returncode != 0:
         raise RuntimeError(f"benchmark in {tree} failed:\n{res.stderr[-3000:]}")
@@ -96,10 +101,14 @@ def main() -> None:
     ap.add_argument("--models", nargs="+", default=list(MODELS), choices=MODELS)
     ap.add_argument("--against", default=None, help="a git revision to measure side by side (e.g. HEAD~1)")
     ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--device", default="cpu", help="cpu, cuda or auto (itmlib.config.resolve_device)")
     ap.add_argument("--json", action="store_true", help="print one JSON line (used for the child processes)")
     args = ap.parse_args()
+    from itmlib.config import resolve_device
+
+    args.device = resolve_device(args.device)
     if args.json:
-        print(json.dumps(measure(args.scale, args.models, args.fraction)))
+        print(json.dumps(measure(args.scale, args.models, args.fraction, args.device)))
         return
     trees = {"this tree": ROOT}
     tmp = None
@@ -119,7 +128,11 @@ def main() -> None:
     finally:
         if tmp is not None:
             subprocess.run(["git", "worktree", "remove", "--force", str(tmp / "tree")], cwd=ROOT)
-    print(f"\nscale {args.scale}, fraction {args.fraction}, {os.cpu_count()} CPU cores, {args.repeats} repeats (min-max)")
+    where = f"{os.cpu_count()} CPU cores"
+    if args.device.startswith("cuda"):
+        import torch
+        where = f"{torch.cuda.get_device_name(0)}, torch {torch.__version__}"
+    print(f"\nscale {args.scale}, fraction {args.fraction}, device {args.device} ({where}), {args.repeats} repeats (min-max)")
     print(f"{'model':12s} {'tree':22s} {'s/epoch':>15s} {'steps/s':>13s} {'captions/s':>15s} {'dev eval s':>13s} {'peak RSS MB':>12s}")
     for m in args.models:
         for label in trees:
