@@ -4,8 +4,8 @@
     .venv/bin/python benchmarks/bench_train.py --scale medium --against HEAD~1   # side by side, same run
     python benchmarks/bench_train.py --scale full --device cuda --repeats 1      # a GPU (benchmarks/gpu_figures.sh)
 
-For each model (VSE++ with the triplet loss, VSE++ with SAM, TERAN MrSw with the frozen
-MiniLM) it trains 1 and then 3 epochs from scratch in a fresh checkpoint folder; one
+For each model (VSE++ with the triplet loss, VSE++ with SAM, TERAN MrSw with its scale's
+MiniLM: frozen at smoke and medium, fine-tuned at full) it trains 1 and then 3 epochs from scratch in a fresh checkpoint folder; one
 epoch costs (T(3) - T(1)) / 2 minus one dev evaluation (timed on its own), T being the training
 loop's own seconds (``TrainResult.seconds``), so model building, the vocabulary, SAM's CIDEr-D index
 and TERAN's BERT states (cached by the first run, which a wall-clock difference would charge to T(1))
