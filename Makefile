@@ -42,7 +42,7 @@ lint: venv
 # Default: the documented CPU scale; on a GPU use `make tables SCALE=full`.
 tables: SCALE = medium
 tables: venv
-	$(PY) -m itmlib.notebooks run --scale $(SCALE) --output-dir runs/tables --results-dir results
+	$(PY) -m itmlib.notebooks run --scale $(SCALE) --output-dir runs/tables --results-dir results --keep-executed
 
 lab: venv
 	$(VENV)/bin/jupyter lab notebooks/
@@ -50,6 +50,7 @@ lab: venv
 clean-runs:
 	rm -rf runs
 
-# HTML pages of the notebooks `make tables` executed (runs/tables/ -> runs/site/, index.html first)
+# HTML pages of the committed executed copies (results/<nb>/<nb>.ipynb -> runs/site/, index.html first);
+# offline, nothing trains
 site: venv
-	$(PY) -m itmlib.site --executed runs/tables --out runs/site
+	$(PY) -m itmlib.site --executed results --out runs/site

@@ -1,4 +1,4 @@
-"""Calibrate the non-literal world's difficulty on the ANG+NP+SYM baseline alone (issue 15).
+"""Calibrate the non-literal world's difficulty on the ANG+NP+SYM baseline alone.
 
     .venv/bin/python benchmarks/calibrate_news.py --scale medium                      # today's knobs
     .venv/bin/python benchmarks/calibrate_news.py --scale medium --set focus_weight=0.4 --threads 1

@@ -21,7 +21,11 @@ puts a fraction the paper prints, such as TERAN's NDCG, in our percent)::
 Optional keys: ``table`` (which run table of the notebook, default ``runs``), ``where``
 (rows of that table, e.g. ``{fraction: 0.1}``), ``pair_by`` (the column that pairs model and
 baseline rows, default ``seed``), ``exact`` (a deterministic measurement:
-no seed spread), ``note``. :func:`itmlib.verdicts.judge_claims` judges them; the notebooks
+no seed spread), ``note``; ``margin`` and ``margin_why`` (a "same" claim's equivalence margin,
+in the metric's units, and why that size: without one a "same" claim can never hold);
+``headline: true`` (one of the paper's headline claims: listed first, judged on >= 5 seeds);
+``check: true`` (a deterministic check of a definition, true by construction: counted apart
+from the reproduced claims). :func:`itmlib.verdicts.judge_claims` judges them; the notebooks
 type no claim and no paper number (a test checks their code cells).
 """
 
@@ -40,7 +44,8 @@ CLAIM_FILES = {"ncs_sam": "claims_ncs_sam.yaml", "teran": "claims_teran.yaml", "
                "nbr": "claims_nbr.yaml"}
 _EXPECT = ("higher", "lower", "same", "at_most", "at_least")
 _KEYS = {"id", "notebook", "paper_table", "claim", "table", "where", "pair_by", "metric", "model", "baseline",
-         "expect", "threshold", "exact", "paper", "note"}
+         "expect", "threshold", "exact", "paper", "note",
+         "margin", "margin_why", "headline", "check"}
 
 
 @dataclass(frozen=True)
@@ -63,6 +68,10 @@ class Claim:
     exact: bool = False
     paper_cells: dict[str, Any] = field(default_factory=dict)
     note: str = ""
+    margin: float | None = None
+    margin_why: str = ""
+    headline: bool = False
+    check: bool = False
 
 
 def _claim(paper: str, raw: dict[str, Any], where: str) -> Claim:
@@ -82,12 +91,19 @@ def _claim(paper: str, raw: dict[str, Any], where: str) -> Claim:
         raise ValueError(f"{where}: claim {raw['id']!r}: expect {raw['expect']!r} needs a threshold")
     if raw["expect"] in ("higher", "lower", "same") and not raw.get("baseline"):
         raise ValueError(f"{where}: claim {raw['id']!r}: expect {raw['expect']!r} needs a baseline")
+    if "margin" in raw:
+        if raw["expect"] != "same" or not raw.get("margin_why"):
+            raise ValueError(f"{where}: claim {raw['id']!r}: a margin belongs to a 'same' claim and needs margin_why")
+        if not float(raw["margin"]) >= 0:
+            raise ValueError(f"{where}: claim {raw['id']!r}: margin must be >= 0, got {raw['margin']!r}")
     return Claim(id=raw["id"], paper=paper, notebook=raw["notebook"], paper_table=raw["paper_table"],
                  claim=raw["claim"], metric=raw["metric"], model=raw["model"], expect=raw["expect"],
                  baseline=raw.get("baseline", ""), table=raw.get("table", "runs"), where=dict(raw.get("where") or {}),
                  pair_by=raw.get("pair_by", "seed"),
                  threshold=raw.get("threshold"), exact=bool(raw.get("exact", False)), paper_cells=dict(raw["paper"]),
-                 note=raw.get("note", ""))
+                 note=raw.get("note", ""), margin=float(raw["margin"]) if "margin" in raw else None,
+                 margin_why=raw.get("margin_why", ""), headline=bool(raw.get("headline", False)),
+                 check=bool(raw.get("check", False)))
 
 
 @lru_cache(maxsize=None)

@@ -15,7 +15,8 @@ import pandas as pd
 from .paths import repo_root
 from .results import Run, read_table
 
-__all__ = ["committed_table", "committed_claims", "show_findings"]
+__all__ = ["committed_table", "committed_claims", "verdict_sentence", "claims_findings", "show_findings",
+           "findings_text", "unsupported_numbers"]
 
 
 def committed_table(notebook: str, table: str = "claims") -> tuple[dict[str, str], pd.DataFrame] | None:
@@ -41,28 +42,149 @@ def committed_claims(notebook: str, tables: tuple[str, ...] = ("claims",)) -> pd
     return pd.concat(frames, ignore_index=True) if frames else None
 
 
+def verdict_sentence(claims: pd.DataFrame) -> str:
+    """One line drawn from a claims table: how many claims hold, do not hold, are inconclusive -
+    headline claims and deterministic checks named apart (what a reader must take away)."""
+    from .claims import claim as find
+    from .summary import VERDICT_KINDS, verdict_kind
+
+    if "verdict" not in claims.columns:
+        return ""
+    def count(df: pd.DataFrame) -> str:
+        k = df.verdict.map(verdict_kind).value_counts()
+        return ", ".join(f"{int(k[v])} {v}" for v in VERDICT_KINDS if k.get(v, 0)) or "none"
+
+    def flag(i: object, name: str) -> bool:
+        try:
+            return bool(getattr(find(str(i)), name))
+        except ValueError:
+            return False
+
+    ids = claims["id"] if "id" in claims.columns else pd.Series([""] * len(claims), index=claims.index)
+    check = ids.map(lambda i: flag(i, "check"))
+    head = ids.map(lambda i: flag(i, "headline"))
+    text = f"**{int((~check).sum())} claims: {count(claims[~check])}.**"
+    if head.any():
+        text += f" Headline claims: {count(claims[head])}."
+    if check.any():
+        text += f" Deterministic checks of definitions (not reproduced claims): {count(claims[check])}."
+    return text
+
+
+def claims_findings(claims: pd.DataFrame) -> str:
+    """The claims as sentences, grouped by verdict (holds, does not hold, inconclusive), each with ours
+    against the paper and the interval - the part of "What we found" that is drawn from the table."""
+    from .summary import verdict_kind
+
+    if "verdict" not in claims.columns:
+        return ""
+    kinds = claims.verdict.map(verdict_kind)
+    out = []
+    for k, title in (("holds", "What holds"), ("does not hold", "What does not hold"), ("inconclusive", "Inconclusive"),
+                     ("not judged", "Not judged by this table")):
+        g = claims[kinds == k]
+        if not len(g):
+            continue
+        items = []
+        for _, r in g.iterrows():
+            ours = r.get("ours (model vs baseline)", "")
+            ours = ours if isinstance(ours, str) and ours else "-"
+            v = str(r.verdict)
+            detail = v[len(k):].strip() if v.startswith(k) else v
+            paper = str(r.get("paper (model vs baseline)", "-"))
+            paper = "a control of ours, not in the paper" if paper.startswith("not in the paper") else f"paper {paper}"
+            items.append(f"- {r['claim']}: ours {ours}, {paper} {detail}".rstrip())
+        out.append(f"**{title}** ({len(g)}):\n\n" + "\n".join(items))
+    return "\n\n".join(out)
+
+
 def show_findings(run: Run, claims: pd.DataFrame | None = None, *, committed: tuple[str, ...] = ("claims",),
                   columns: tuple[str, ...] = ("claim", "paper (model vs baseline)", "ours (model vs baseline)",
                                               "seeds", "verdict")) -> dict[str, Any]:
-    """Display this run's claims (or any findings table) and the committed ones (``results/<notebook>/``
-    tables ``committed``), labelled by scale.
+    """Display the claims as a reader needs them: the committed ones (``results/<notebook>/`` tables
+    ``committed``) with a one-line count drawn from them, and this run's beside them only when this
+    run is not the committed one (another scale or results folder).
 
     Returns ``{"this_run": ..., "committed": ...}`` (DataFrames or None) for further use."""
     from IPython.display import Markdown, display
 
     old = committed_claims(run.notebook, committed)
-    if claims is not None:
+    is_committed = old is not None and run.results_dir.resolve() == (repo_root() / "results").resolve()
+    if claims is not None and not is_committed:
         cols = [c for c in columns if c in claims.columns] or list(claims.columns)
-        display(Markdown(f"**This run** (scale `{run.scale}`, seed {run.seed}):"))
-        display(claims[cols])
+        display(Markdown(f"**This run** (scale `{run.scale}`, seed {run.seed}): " + verdict_sentence(claims)))
+        display(claims[cols].style.hide(axis="index"))
     if old is None:
         display(Markdown("No committed claims table for this notebook yet (`make tables` writes it)."))
     else:
         scales = ", ".join(sorted(set(old.scale)))
         cols = [c for c in columns if c in old.columns] or [c for c in old.columns if c not in ("scale", "table")]
-        display(Markdown(f"**Committed** (`results/{run.notebook}/`, scale `{scales}`):"))
-        display(old[cols])
+        display(Markdown(f"**Committed** (`results/{run.notebook}/`, scale `{scales}`): " + verdict_sentence(old)))
+        if "verdict" in old.columns:
+            display(Markdown(claims_findings(old)))
+        else:
+            display(old[cols].style.hide(axis="index"))
     if run.scale == "smoke":
         display(Markdown("*This run is at `smoke` scale: a few hundred images and a few epochs, too small to "
                          "decide any claim. Believe the committed table; the prose below discusses it.*"))
     return {"this_run": claims, "committed": old}
+
+
+_DECIMAL = __import__("re").compile(r"(?<![\w.\-/])[-+−]?\d[\d,]*\.\d+(?![\w.]*\d)")
+
+
+def findings_text(nb: Any) -> str:
+    """The "What we found" of a notebook (an nbformat node): its Markdown cells from the heading on and
+    the Markdown its code cells display there (executed copies) - the prose a reader takes away."""
+    import re
+
+    cells = nb.cells
+    start = next((i for i, c in enumerate(cells) if c.cell_type == "markdown"
+                  and re.search(r"^#+ What we found", c.source, re.M)), None)
+    if start is None:
+        return ""
+    parts = []
+    for c in cells[start:]:
+        if c.cell_type == "markdown":
+            parts.append(c.source)
+        else:
+            for o in c.get("outputs", []):
+                md = o.get("data", {}).get("text/markdown")
+                if md:
+                    parts.append(md if isinstance(md, str) else "".join(md))
+    return "\n".join(parts)
+
+
+def _table_numbers(notebook: str) -> list[float]:
+    """Every number in the committed tables of ``notebook`` (cells and numbers inside text cells such as
+    "111 vs 87.4" or a verdict's interval) and in the papers' transcribed tables."""
+    import re
+
+    from importlib import resources
+
+    out: list[float] = []
+    files = sorted((repo_root() / "results" / notebook).glob("*.csv"))
+    files += [p for p in resources.files("itmlib.paper_numbers").iterdir() if str(p).endswith(".csv")]
+    for f in files:
+        text = "\n".join(ln for ln in f.read_text(encoding="utf-8").splitlines() if not ln.startswith("# "))
+        out += [float(x) for x in re.findall(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?", text)]
+    return out
+
+
+def unsupported_numbers(notebook: str, text: str) -> list[str]:
+    """The decimal numbers of ``text`` that no committed table of ``notebook`` (nor the papers' numbers)
+    holds, as rounded: a value v supports "12.3" when round(v, 1) == 12.3, also as a percentage
+    (100 v) or a magnitude (|v|). Findings prose must come from the tables, so this list must be empty."""
+    import re
+
+    values = _table_numbers(notebook)
+    bad = []
+    prose = re.sub(r"```.*?```|`[^`\n]*`", " ", text, flags=re.S)   # code spans are parameters, not findings
+    for raw in _DECIMAL.findall(prose):
+        s = raw.replace("−", "-").replace(",", "").lstrip("+")
+        x, d = float(s), len(s.split(".")[1])
+        ok = any(round(v, d) == round(abs(x), d) or round(v, d) == x or round(100 * v, d) == round(abs(x), d)
+                 or round(abs(v), d) == round(abs(x), d) for v in values)
+        if not ok:
+            bad.append(raw)
+    return bad

@@ -84,11 +84,27 @@ def grid_member(cfg: TrainConfig, name: str, train_ds: ITMDataset, dev_ds: ITMDa
     The run of config ``cfg`` named ``name`` at (``fraction``, ``seed``) trains on
     ``train_ds.subset(fraction, seed)`` (image-level; all of ``train_ds`` at 1.0) with
     the config's seed replaced by ``seed``. A notebook gets a grid run's model back through here without
-    training it again.
+    training it again. When its checkpoint is absent or unfinished (a fresh clone: the grid itself read
+    member records), it says so on one printed line and trains on **one thread**, as the grid's
+    workers did, so the figure's table comes out as committed rather than silently moved by another
+    summation order.
     """
+    import torch
+
     sub, c = _member_config(cfg, train_ds, fraction, seed)
-    return sub, train(c, sub, dev_ds, dev_relevance=dev_relevance, ckpt_dir=ckpt_dir, name=checkpoint_name(name),
-                      device=device, progress=progress)
+    done = epochs_done(c, checkpoint_name(name), ckpt_dir)
+    if done >= c.epochs:
+        return sub, train(c, sub, dev_ds, dev_relevance=dev_relevance, ckpt_dir=ckpt_dir, name=checkpoint_name(name),
+                          device=device, progress=progress)
+    print(f"[figure] {_member_label(name, fraction, seed)}: no finished checkpoint, training epochs {done} -> {c.epochs} "
+          "for this figure (one thread, as the grid's workers)", flush=True)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return sub, train(c, sub, dev_ds, dev_relevance=dev_relevance, ckpt_dir=ckpt_dir, name=checkpoint_name(name),
+                          device=device, progress=progress)
+    finally:
+        torch.set_num_threads(threads)
 
 
 def _member_config(cfg: TrainConfig, train_ds: ITMDataset, fraction: float, seed: int) -> tuple[ITMDataset, TrainConfig]:
@@ -140,8 +156,9 @@ def _member_task(cfg: TrainConfig, name: str, f: float, s: int, train_ds: ITMDat
 
     if threads:
         torch.set_num_threads(threads)
-    sub, r = grid_member(cfg, name, train_ds, dev_ds, fraction=f, seed=s, dev_relevance=dev_relevance,
-                         ckpt_dir=ckpt_dir, device=device, progress=progress)
+    sub, c = _member_config(cfg, train_ds, f, s)
+    r = train(c, sub, dev_ds, dev_relevance=dev_relevance, ckpt_dir=ckpt_dir, name=checkpoint_name(name), device=device,
+              progress=progress)
     base = {"fraction": f, "seed": s, "method": name, "train_images": sub.n_images, "best_epoch": r.best_epoch}
     if evaluate_fn is None:
         m = evaluate(r.model, r.vocab, test_ds, test_relevance, device=resolve_device(device))

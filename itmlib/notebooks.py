@@ -8,7 +8,13 @@ papermill there; their relative paths are resolved against the repo root.
 
 Progress: each notebook's start says how long its last run at this scale took (``timings.json`` in the
 output folder), and the grids inside print a line per member - training or loaded from its checkpoint,
-with an ETA - to this terminal (:mod:`itmlib.progress`).
+with an ETA - to this terminal (:mod:`itmlib.progress`, through the file ``ITM_PROGRESS_LOG``); the
+executed notebook keeps one line per grid, and tqdm bars are off (``TQDM_DISABLE``), so no progress
+clutter is saved.
+
+Executed copies: with ``--keep-executed``, each executed notebook is also copied, cleaned
+(:func:`clean_executed`), to ``<results_dir>/<notebook>/<notebook>.ipynb`` - the copies readers open
+and ``make site`` renders; ``make tables`` keeps them.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from .config import check_choice, SCALES
 from .paths import repo_root, resolve_path
 from .progress import format_duration
 
-__all__ = ["NOTEBOOKS", "notebook_paths", "scale_overrides", "run_notebook", "main"]
+__all__ = ["NOTEBOOKS", "notebook_paths", "scale_overrides", "run_notebook", "clean_executed", "keep_executed", "main"]
 
 #: the course's notebooks, in order (users quote these names)
 NOTEBOOKS = ("00_data_tour", "01_recall_metrics", "02_semantic_metrics", "03_vse_baseline", "04_sam",
@@ -55,6 +61,78 @@ def scale_overrides(scale: str) -> dict[str, dict[str, Any]]:
     return doc
 
 
+class _Tail:
+    """Print the lines appended to ``path`` while a notebook runs (a daemon thread polling every second)."""
+
+    def __init__(self, path: Path):
+        import threading
+
+        self.path, self._stop = path, threading.Event()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("")
+        self._pos = 0
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _flush(self) -> None:
+        with open(self.path, encoding="utf-8") as fh:
+            fh.seek(self._pos)
+            text = fh.read()
+            self._pos = fh.tell()
+        if text:
+            print(text, end="", flush=True)
+
+    def _run(self) -> None:
+        while not self._stop.wait(1.0):
+            self._flush()
+
+    def __enter__(self) -> "_Tail":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._flush()
+
+
+def clean_executed(nb: Any) -> Any:
+    """An executed notebook made fit to commit and read: no widget state or widget views, no
+    stderr streams (warnings, tqdm), no execution timings; figures, tables and text kept. Raises when
+    a cell carries an error output (an executed copy never shows a traceback)."""
+    nb.metadata.pop("widgets", None)
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        kept = []
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "error":
+                raise ValueError(f"cell {cell.get('id', '?')} has an error output ({out.get('ename')}): not a readable copy")
+            if out.get("output_type") == "stream" and out.get("name") == "stderr":
+                continue
+            data = out.get("data")
+            if data is not None:
+                data.pop("application/vnd.jupyter.widget-view+json", None)
+                if not data:
+                    continue
+            kept.append(out)
+        cell["outputs"] = kept
+        for key in ("execution", "papermill"):
+            cell.get("metadata", {}).pop(key, None)
+    return nb
+
+
+def keep_executed(executed: str | Path, results_dir: str | Path) -> Path:
+    """Copy an executed notebook, cleaned, to ``<results_dir>/<stem>/<stem>.ipynb``; returns the path."""
+    import nbformat
+
+    src = resolve_path(executed)
+    nb = clean_executed(nbformat.read(src, as_version=4))
+    dest = resolve_path(results_dir) / src.stem / src.name
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, str(dest))
+    return dest
+
+
 def run_notebook(notebook: str | Path, output: str | Path, parameters: dict[str, Any] | None = None,
                  *, cwd: str | Path | None = None, progress: bool = False) -> float:
     """Execute one notebook with papermill; returns wall seconds. Raises on a failing cell."""
@@ -82,6 +160,8 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--only", nargs="*", default=None, help="notebook stems to run (default: all)")
     run.add_argument("-p", "--param", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
                      help="extra parameter for every notebook (VALUE parsed as JSON when it can be)")
+    run.add_argument("--keep-executed", action="store_true",
+                     help="also write each executed notebook, cleaned, to <results-dir>/<nb>/<nb>.ipynb (make tables)")
     run.add_argument("--threads", type=int, default=None,
                      help="torch/BLAS threads of each notebook's kernel (default: torch's, every core); 1 beside a "
                           "running `-p executor processes:N` grid, which already keeps N cores busy")
@@ -114,8 +194,13 @@ def main(argv: list[str] | None = None) -> int:
         key = f"{args.scale}/{nb.stem}"
         before = f" (its last run at {args.scale} took {format_duration(seen[key])})" if key in seen else ""
         print(f"[itm-course] {nb.name} -> {out} with {params}{before}", flush=True)
-        secs = run_notebook(nb, out, params)
+        os.environ["TQDM_DISABLE"] = "1"    # the kernel inherits it: no progress bars saved in the notebook
+        os.environ["ITM_PROGRESS_LOG"] = str(resolve_path(args.output_dir) / "progress.log")
+        with _Tail(Path(os.environ["ITM_PROGRESS_LOG"])):
+            secs = run_notebook(nb, out, params)
         timings.append((nb.stem, secs))
+        if args.keep_executed:
+            print(f"[itm-course] executed copy: {keep_executed(out, args.results_dir)}", flush=True)
         seen[key] = round(secs, 1)
         log.parent.mkdir(parents=True, exist_ok=True)
         log.write_text(json.dumps(seen, indent=1, sort_keys=True))
@@ -125,7 +210,10 @@ def main(argv: list[str] | None = None) -> int:
         from .summary import write_claims_readme
 
         write_claims_readme("results")
-        print("[itm-course] results/README.md: claims table regenerated", flush=True)
+        from .conclusions import write_conclusions
+
+        write_conclusions("README.md", "results")
+        print("[itm-course] results/README.md and README.md: claims and conclusions regenerated", flush=True)
     return 0
 
 

@@ -1,8 +1,11 @@
 """Progress of a long grid: what each member trains, which come from checkpoints, and the ETA.
 
 ``make tables`` runs each notebook in a papermill kernel, whose printed output lands in the executed
-notebook, not in the terminal. :class:`GridProgress` prints its lines to the notebook *and*, inside a
-kernel, to the kernel process's own stderr - the terminal or log of ``make tables``::
+notebook, not in the terminal. :class:`GridProgress` therefore shows a grid as **one line** in the
+notebook, updated in place (a reader of the executed copy sees the grid's final summary, a user in
+JupyterLab sees it move), and appends every per-member line to the file named by the environment
+variable ``ITM_PROGRESS_LOG`` when it is set - ``python -m itmlib.notebooks run`` sets it and prints the
+file's new lines to its terminal as they come::
 
     [grid] 16 members: 2 from their records, 7 from checkpoints, 1 partly trained, 6 to train (70 of 240 epochs left)
     [grid] 10/16 +PM (w/ phrases), fraction 0.5, seed 1: training epochs 4 -> 15
@@ -16,12 +19,32 @@ member has trained.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from dataclasses import dataclass
 from typing import TextIO
 
-__all__ = ["GridProgress", "MemberStatus", "format_duration"]
+__all__ = ["GridProgress", "MemberStatus", "format_duration", "bar", "log_line"]
+
+
+def log_line(text: str) -> None:
+    """Append ``text`` to the progress file ``ITM_PROGRESS_LOG`` (the terminal of ``make tables``) when it is set:
+    what a run trains is said where its operator watches, without cluttering the notebook."""
+    log = os.environ.get("ITM_PROGRESS_LOG")
+    if log:
+        with open(log, "a", encoding="utf-8") as fh:
+            fh.write(text.rstrip("\n") + "\n")
+
+
+def bar(iterable, *, enabled: bool = True, **kwargs):
+    """A tqdm progress bar (``tqdm.auto``: a widget in JupyterLab, text in a terminal) over ``iterable``,
+    closed when done; off when ``enabled`` is false or the environment sets ``TQDM_DISABLE`` (``make tables``
+    does, so no bar is saved in an executed notebook)."""
+    from tqdm.auto import tqdm
+
+    off = not enabled or os.environ.get("TQDM_DISABLE", "").lower() in ("1", "true", "yes")
+    return tqdm(iterable, disable=off, leave=False, **kwargs)
 
 
 def format_duration(seconds: float) -> str:
@@ -60,18 +83,35 @@ class GridProgress:
         self._trained_s = 0.0
         self._trained_epochs = 0
         self._t0 = time.perf_counter()
+        self._handle = None   # the notebook's one progress line (an IPython display handle)
 
     # -- output -------------------------------------------------------------------------------
     def _emit(self, line: str) -> None:
         if not self.enabled:
             return
-        streams = self._streams
-        if streams is None:   # the notebook's stdout, and in a kernel also the process's stderr
-            streams = [sys.stdout]
-            if sys.stdout is not sys.__stdout__ and sys.__stderr__ is not None:
-                streams.append(sys.__stderr__)
-        for s in streams:
-            print(f"[grid] {line}", file=s, flush=True)
+        text = f"[grid] {line}"
+        if self._streams is not None:
+            for s in self._streams:
+                print(text, file=s, flush=True)
+            return
+        log_line(text)
+        if not self._notebook_line(text) and not os.environ.get("ITM_PROGRESS_LOG"):
+            print(text, file=sys.stdout, flush=True)
+
+    def _notebook_line(self, text: str) -> bool:
+        """Show ``text`` as the grid's one line of notebook output (replacing the last); False outside a kernel."""
+        try:
+            from IPython import get_ipython
+            from IPython.display import display
+        except ImportError:   # pragma: no cover
+            return False
+        if get_ipython() is None or type(get_ipython()).__name__ != "ZMQInteractiveShell":
+            return False
+        if self._handle is None:
+            self._handle = display({"text/plain": text}, raw=True, display_id=True)
+        else:
+            self._handle.update({"text/plain": text}, raw=True)
+        return True
 
     def _head(self, i: int) -> str:
         return f"{i + 1}/{len(self.members)} {self.members[i].label}"
@@ -113,7 +153,12 @@ class GridProgress:
         self._emit(f"{self._head(i)}: {note}")
 
     def end(self) -> None:
-        self._emit(f"all {len(self.members)} members in {format_duration(time.perf_counter() - self._t0)}")
+        rec = sum(m.recorded for m in self.members)
+        trained = sum(1 for m in self.members if m.left and not m.recorded)
+        how = ", ".join(x for x in (f"{rec} from their records" if rec else "", f"{trained} trained" if trained else "",
+                                    f"{len(self.members) - rec - trained} from checkpoints"
+                                    if len(self.members) - rec - trained else "") if x)
+        self._emit(f"all {len(self.members)} members ({how}) in {format_duration(time.perf_counter() - self._t0)}")
 
     def eta_seconds(self) -> float | None:
         """Seconds left for the unfinished members at the measured seconds per (image-weighted) epoch;

@@ -1,11 +1,14 @@
 """A static site of the executed course: ``make site`` (``python -m itmlib.site``).
 
-``make tables`` keeps the notebooks it executed, outputs and all, in ``runs/tables/`` (never
-in ``notebooks/``, which stay output-free for clean diffs). This renders each of them to HTML
-with nbconvert (figures embedded as data URIs, so a page is one file), heads every page with
-what it was run at - scale, seeds, the date papermill finished it and the itmlib version - and
-writes an index page (itself a notebook rendered by nbconvert: no hand-written HTML templating)
-linking the pages in course order. :func:`check_site` reads the pages back as a reader would
+``make tables`` commits each notebook it executed, cleaned, as ``results/<nb>/<nb>.ipynb``
+(never in ``notebooks/``, which stay output-free for clean diffs). This renders those copies
+to HTML with nbconvert - nothing is trained or executed, so it works offline from a fresh
+clone - with figures embedded as data URIs (a page is one file) and every equation turned
+into MathML at build time (:func:`math_to_mathml`; browsers draw MathML natively, no MathJax
+from a CDN). Every page is headed with what it was run at - scale, seeds, the date papermill
+finished it and the itmlib version - and an index page (itself a notebook rendered by
+nbconvert: no hand-written HTML templating) lists the papers with their claim counts, the
+pages in course order with each one's verdict counts, and every claim. :func:`check_site` reads the pages back as a reader would
 look for them: every page has its figures and, where the notebook judges claims, its claims table.
 """
 
@@ -21,7 +24,26 @@ import nbformat
 from . import __version__
 from .paths import resolve_path
 
-__all__ = ["page_header", "build_site", "check_site", "main"]
+__all__ = ["page_header", "math_to_mathml", "build_site", "check_site", "main"]
+
+_MATH = re.compile(r"(?<!\\)\$\$(.+?)\$\$|(?<![\\$])\$(?!\s)([^$\n]+?)(?<!\s)\$(?!\d)", re.S)
+_CODE = re.compile(r"(```.*?```|`[^`\n]*`)", re.S)
+
+
+def math_to_mathml(markdown: str) -> str:
+    """``$...$`` and ``$$...$$`` of a Markdown text as MathML (inline and display); code spans and
+    fenced code are left alone, and an expression latex2mathml cannot read stays as written."""
+    from latex2mathml.converter import convert
+
+    def one(m: re.Match[str]) -> str:
+        tex, display = (m.group(1), "block") if m.group(1) is not None else (m.group(2), "inline")
+        try:
+            return convert(tex.strip(), display=display)
+        except Exception:   # noqa: BLE001 - any parse failure: keep the source visible
+            return m.group(0)
+
+    parts = _CODE.split(markdown)
+    return "".join(part if i % 2 else _MATH.sub(one, part) for i, part in enumerate(parts))
 
 #: notebooks whose pages must show a claims table (every notebook that judges a paper's claims)
 CLAIM_NOTEBOOKS = ("01_recall_metrics", "02_semantic_metrics", "04_sam", "05_sam_reduced_data", "06_phrase_labels",
@@ -54,31 +76,66 @@ def _export(nb: nbformat.NotebookNode) -> str:
     return body
 
 
-def build_site(executed_dir: str | os.PathLike[str] = "runs/tables", out_dir: str | os.PathLike[str] = "runs/site") -> list[Path]:
-    """Render every executed course notebook of ``executed_dir`` to ``out_dir``; returns the pages written
-    (index first). Raises when ``executed_dir`` holds none."""
+def _executed_path(src: Path, stem: str) -> Path | None:
+    for p in (src / stem / f"{stem}.ipynb", src / f"{stem}.ipynb"):   # results/<nb>/<nb>.ipynb, or a flat folder
+        if p.is_file():
+            return p
+    return None
+
+
+def _verdict_counts(claims: "pd.DataFrame") -> str:   # noqa: F821 - pandas is imported by the caller
+    from .summary import VERDICT_KINDS, verdict_kind
+
+    kinds = claims.verdict.map(verdict_kind).value_counts()
+    return ", ".join(f"{int(kinds[k])} {k}" for k in VERDICT_KINDS if kinds.get(k, 0))
+
+
+def build_site(executed_dir: str | os.PathLike[str] = "results", out_dir: str | os.PathLike[str] = "runs/site",
+               results_dir: str | os.PathLike[str] | None = None) -> list[Path]:
+    """Render every executed course notebook of ``executed_dir`` (``<nb>/<nb>.ipynb`` as committed under
+    ``results/``, or ``<nb>.ipynb`` in a flat folder such as ``runs/tables``) to ``out_dir``; returns the
+    pages written (index first). ``results_dir`` (default: ``executed_dir`` when it holds claims tables)
+    gives the index its claims. Raises when ``executed_dir`` holds no executed notebook."""
     from .notebooks import NOTEBOOKS
+    from .summary import PAPERS, all_claims, claims_markdown
 
     src, out = resolve_path(executed_dir), resolve_path(out_dir)
-    found = [src / f"{n}.ipynb" for n in NOTEBOOKS if (src / f"{n}.ipynb").is_file()]
+    found = [p for n in NOTEBOOKS if (p := _executed_path(src, n)) is not None]
     if not found:
         raise FileNotFoundError(f"no executed course notebook in {src}: run `make tables` (or `make course`) first")
+    res = resolve_path(results_dir) if results_dir is not None else src
+    table = all_claims(res) if any(res.glob("*/claims.csv")) else None
     out.mkdir(parents=True, exist_ok=True)
     pages, rows = [], []
     for path in found:
         nb = nbformat.read(path, as_version=4)
+        for c in nb.cells:
+            if c.cell_type == "markdown":
+                c.source = math_to_mathml(c.source)
         head = page_header(nb)
         nb.cells.insert(0, nbformat.v4.new_markdown_cell(head))
         page = out / f"{path.stem}.html"
         page.write_text(_export(nb), encoding="utf-8")
         pages.append(page)
         title = next((c.source.splitlines()[0].lstrip("# ") for c in nb.cells[1:] if c.cell_type == "markdown"), path.stem)
-        rows.append(f"| [{path.stem}]({page.name}) | {title} | {head.split('**')[1].rstrip('.')} |")
+        mine = table[table.notebook == path.stem] if table is not None else None
+        found_ = _verdict_counts(mine[~mine.check]) if mine is not None and len(mine) else "no claims judged"
+        rows.append(f"| [{path.stem}]({page.name}) | {title} | {found_} | {head.split('**')[1].rstrip('.')} |")
+    missing = [n for n in NOTEBOOKS if _executed_path(src, n) is None]
+    papers = ""
+    if table is not None:
+        papers = "## The papers and what held\n\n" + "\n".join(
+            f"- **{name}**: {_verdict_counts(table[(table.paper == name) & ~table.check])}"
+            + (f" (headline claims: {_verdict_counts(table[(table.paper == name) & table.headline])})"
+               if (table[table.paper == name].headline).any() else "") for name in PAPERS.values()) + "\n\n"
     index = nbformat.v4.new_notebook()
     index.cells = [nbformat.v4.new_markdown_cell(
-        "# itm-course: the executed notebooks\n\nEach page is a notebook as `make tables` (or `make course`) ran it, "
-        "outputs kept; its first line says the scale and seeds it ran at. The committed tables are in `results/`, "
-        "every claim in one table on page 09.\n\n| notebook | title | run |\n|---|---|---|\n" + "\n".join(rows))]
+        "# itm-course: image-text matching, reproduced\n\nEach page is a notebook as `make tables` ran it, outputs "
+        "kept (committed in `results/<notebook>/`); its first line says the scale and seeds it ran at. A verdict is "
+        "*holds*, *does not hold* or *inconclusive*, from the 95% interval of the paired seed differences.\n\n"
+        + papers + "## The notebooks\n\n| notebook | title | claims | run |\n|---|---|---|---|\n" + "\n".join(rows)
+        + (f"\n\nNot yet executed at the committed scale: {', '.join(missing)}." if missing else "")
+        + ("\n\n## Every claim\n\n" + claims_markdown(table) if table is not None else ""))]
     index.metadata = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
     (out / "index.html").write_text(_export(index), encoding="utf-8")
     return [out / "index.html", *pages]
@@ -111,7 +168,8 @@ def check_site(out_dir: str | os.PathLike[str] = "runs/site") -> dict[str, list[
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m itmlib.site", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--executed", default="runs/tables", help="folder of executed notebooks (make tables writes runs/tables)")
+    ap.add_argument("--executed", default="results",
+                    help="executed notebooks: results/ (the committed copies, results/<nb>/<nb>.ipynb) or a flat folder")
     ap.add_argument("--out", default="runs/site", help="where the HTML pages go")
     args = ap.parse_args(argv)
     pages = build_site(args.executed, args.out)

@@ -55,7 +55,7 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 import torch
-from tqdm.auto import tqdm
+from .progress import bar, log_line
 
 from .config import check_choice, check_positive, resolve_device
 from .data.base import ITMDataset
@@ -312,6 +312,8 @@ def train(cfg: TrainConfig, train_ds: ITMDataset, dev_ds: ITMDataset, *,
     first_selectable = model.first_selectable_epoch(cfg.epochs) if hasattr(model, "first_selectable_epoch") else 0
     t0 = time.perf_counter()
     ran = 0
+    if start < cfg.epochs:
+        log_line(f"[train] {name}: training epochs {start} -> {cfg.epochs} ({train_ds.n_images} images, device {device})")
     for epoch in range(start, cfg.epochs):
         if stop_after is not None and ran >= stop_after:
             break
@@ -324,7 +326,7 @@ def train(cfg: TrainConfig, train_ds: ITMDataset, dev_ds: ITMDataset, *,
         order = rng.permutation(train_ds.n_captions)
         losses = []
         starts = range(0, len(order) - 1, cfg.batch_size)
-        for b, s in enumerate(tqdm(starts, desc=f"epoch {epoch + 1}/{cfg.epochs}", disable=not progress, leave=False)):
+        for b, s in enumerate(bar(starts, desc=f"epoch {epoch + 1}/{cfg.epochs}", enabled=progress)):
             cap_idx = order[s:s + cfg.batch_size]
             if cap_idx.size < 2:
                 continue

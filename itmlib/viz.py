@@ -8,7 +8,7 @@ import numpy as np
 
 from .data.base import ITMDataset
 
-__all__ = ["show_scene", "show_word_grounding", "show_phrase_scores"]
+__all__ = ["show_scene", "show_word_grounding", "show_phrase_scores", "compact", "claims_view"]
 
 
 def show_scene(ax: Any, ds: ITMDataset, image: int, *, size: int = 256, boxes: bool = True,
@@ -86,3 +86,40 @@ def show_phrase_scores(ax: Any, parts: list[tuple[str, ...]], scores: Any, *, tr
         ax.text(0.0, 1 - (j + 0.5) / max(n, 1), f"{' '.join(p):<28s} {v:+.2f}{mark}", family="monospace", fontsize=8,
                 va="center", transform=ax.transAxes,
                 bbox=dict(facecolor=cmap(0.5 + 0.5 * (v - np.median(s)) / span), edgecolor="none", pad=1.5))
+
+
+def _fmt_num(v: float) -> str:
+    """A number as a reader needs it: 3 significant figures, no fraction lost to rounding (0.02 stays 0.02)."""
+    if not np.isfinite(v):
+        return ""
+    a = abs(v)
+    return f"{v:.1f}" if a >= 10 else f"{v:.2f}" if a >= 0.1 or a == 0 else f"{v:.2g}"
+
+
+def compact(table: Any, index: list[str], metrics: tuple[str, ...] = ("rsum", "nsum"), *,
+            paper: dict[str, str] | None = None) -> Any:
+    """A summarised table (:func:`itmlib.verdicts.summarize`, with ``<metric>_std`` and ``seeds``) as a reader
+    needs it: the ``index`` columns, each metric as "mean ± std", the seeds, and the paper's number beside
+    (``paper``: metric -> the column holding the paper's value). Other columns are left out (the full table is
+    committed as CSV)."""
+    import pandas as pd
+
+    out = pd.DataFrame({c: table[c] for c in index})
+    for m in metrics:
+        if m not in table:
+            continue
+        sd = table[f"{m}_std"] if f"{m}_std" in table else pd.Series(np.nan, index=table.index)
+        out[m] = [_fmt_num(v) + (f" ± {_fmt_num(s)}" if np.isfinite(s) else "") for v, s in zip(table[m], sd)]
+        col = (paper or {}).get(m)
+        if col and col in table:
+            out[f"paper {m}"] = [_fmt_num(v) if isinstance(v, (int, float)) else "" for v in table[col]]
+    if "seeds" in table:
+        out["seeds"] = table["seeds"]
+    return out.reset_index(drop=True).style.hide(axis="index")
+
+
+def claims_view(claims: Any) -> Any:
+    """A claims table (:data:`itmlib.verdicts.CLAIM_COLUMNS`) as a reader reads it: the claim, the paper's
+    numbers, ours, the seeds and the verdict (with its interval); the rest is in the committed CSV."""
+    cols = [c for c in ("claim", "paper (model vs baseline)", "ours (model vs baseline)", "seeds", "verdict") if c in claims]
+    return claims[cols].style.hide(axis="index")

@@ -125,7 +125,7 @@ def test_bad_knobs(kw, match):
         sam_loss(S, phi, **args)
 
 
-# ----- SAM's controls and variants (issue 17) -----------------------------------------------------
+# ----- SAM's controls and variants -----------------------------------------------------
 
 def test_shuffled_phi_keeps_negatives_and_permutes_the_negatives_phi():
     g = lambda: torch.Generator().manual_seed(3)   # noqa: E731

@@ -1,4 +1,4 @@
-"""Issue 17's fair SAM test as notebooks 04 and 05 run it: the control arms, the fraction choice, the run tables."""
+"""The fair SAM test as notebooks 04 and 05 run it: the control arms, the fraction choice, the run tables."""
 
 import dataclasses
 

@@ -46,20 +46,24 @@ def test_every_claim_has_a_row_and_committed_rows_are_joined(tmp_path):
 
 
 def test_verdicts_are_counted_by_what_they_say():
-    """A heading must not count a difference inside the seed spread as a claim that holds."""
-    kinds = {v: verdict_kind(v) for v in ["holds", "holds (deterministic, every instance)", "holds (within noise)",
-                                          "holds (one seed: direction only)", "does not hold (within noise)",
-                                          "does not hold", "does not hold (deterministic)", "not run",
-                                          "no committed run (make tables)", float("nan")]}
-    assert list(kinds.values()) == ["holds", "holds", "holds within noise", "holds within noise",
-                                    "fails within noise", "does not hold", "does not hold", "not judged",
+    """A heading counts the three labels; deterministic checks of definitions are counted apart."""
+    kinds = {v: verdict_kind(v) for v in ["holds (n=5, 95% CI [1.0, 2.0])", "holds (deterministic, every instance)",
+                                          "inconclusive (n=2, 95% CI [-3.0, 4.0])", "does not hold (n=3, 95% CI [-3, -1])",
+                                          "does not hold (deterministic)", "not run", "no committed run (make tables)",
+                                          float("nan")]}
+    assert list(kinds.values()) == ["holds", "holds", "inconclusive", "does not hold", "does not hold", "not judged",
                                     "not judged", "not judged"]
-    table = pd.DataFrame({"paper": "P", "notebook": "n", "paper table": "T", "claim": list("abcde"),
-                          "paper (model vs baseline)": "", "ours (model vs baseline)": "", "seeds": 2,
-                          "scale": "medium", "verdict": ["holds", "holds (within noise)", "holds (within noise)",
-                                                         "does not hold", "not run"]})
-    assert ("3 of 5 claims point the paper's way: 1 beyond the seed spread (or exactly), 2 only within noise; "
-            "1 the other way beyond it, 1 not judged by the committed tables.") in claims_markdown(table)
+    table = pd.DataFrame({"paper": "P", "notebook": "n", "paper table": "T", "claim": list("abcdef"),
+                          "headline": [True, False, False, True, False, False],
+                          "check": [False, False, False, False, False, True],
+                          "paper (model vs baseline)": "", "ours (model vs baseline)": "", "seeds": 5,
+                          "scale": "medium", "verdict": ["holds (n=5)", "inconclusive (n=2)", "inconclusive (n=2)",
+                                                         "does not hold (n=5)", "not run", "holds (deterministic)"]})
+    md = claims_markdown(table)
+    assert ("5 claims: 1 holds, 1 does not hold, 2 inconclusive, 1 not judged. Headline claims: 1 holds, "
+            "1 does not hold. Apart from these, 1 of 1 deterministic checks of definitions hold") in md
+    # headline claims first, marked; the check in its own list after the claims
+    assert md.index("**H** a") < md.index("**H** d") < md.index("| b ") < md.index("Deterministic checks") < md.index("| f ")
 
 
 def test_readme_block_is_rewritten_in_place(tmp_path):

@@ -288,7 +288,7 @@ def test_teran_trains_in_the_shared_loop_and_is_seeded(tmp_path, smoke_split):
 
 
 def test_batch_scores_over_the_used_slots_equal_the_full_alignment(smoke_split):
-    """Speed (issue 13): the training alignment skips the slots no item of the batch uses (the CLS
+    """Speed: the training alignment skips the slots no item of the batch uses (the CLS
     slot, regions past the largest count, [CLS]/[SEP]); a fixed batch gives the loss and gradients of
     the full masked alignment to 1e-5, with the same dropout draws."""
     from itmlib.data.inputs import region_inputs
@@ -329,7 +329,7 @@ def test_batch_scores_over_the_used_slots_equal_the_full_alignment(smoke_split):
 
 @pytest.mark.parametrize("pooling", POOLINGS)
 def test_pooling_gradients_equal_the_amax_reference(pooling):
-    """Speed (issue 13): the poolings take max(dim).values, not amax; without ties both send the
+    """Speed: the poolings take max(dim).values, not amax; without ties both send the
     gradient to the same arg-max, so values and gradients agree (to 1e-6 here)."""
     g = torch.Generator().manual_seed(3)
     A = torch.rand(5, 4, 7, 6, generator=g).requires_grad_(True)      # (Bi, Bt, R, W)

@@ -115,7 +115,7 @@ def test_bad_model_sizes():
 
 
 def test_valid_region_mlp_gives_the_masked_mean_loss_and_gradients(data):
-    """Speed (issue 13): VSEModel.encode_image runs its MLP on the valid regions only. A fixed
+    """Speed: VSEModel.encode_image runs its MLP on the valid regions only. A fixed
     batch gives the loss and gradients of the masked mean over all padded regions to 1e-5."""
     from itmlib.data.inputs import region_inputs
     from itmlib.losses import triplet_loss
@@ -172,7 +172,7 @@ def test_lr_warmup_rises_linearly_then_follows_the_step_schedule(tmp_path, data)
 
 @pytest.mark.parametrize("max_len", [12, 45])
 def test_padded_bigru_gives_the_packed_loss_and_gradients(monkeypatch, max_len):
-    """Speed (issue 13): on the CPU, texts padded to >= PADDED_GRU_FROM tokens skip packing
+    """Speed: on the CPU, texts padded to >= PADDED_GRU_FROM tokens skip packing
     (itmlib.models.vse.padded_bigru). A fixed batch of texts of lengths 1..max_len gives the
     packed GRU's loss and gradients to 1e-5, whichever path the threshold picks."""
     from itmlib.models import vse

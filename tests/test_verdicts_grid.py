@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from itmlib.papers.ncs_sam import vse_config
-from itmlib.verdicts import claim_verdict, compare, summarize
+from itmlib.verdicts import claim_verdict, compare, decide, summarize
 
 
 def _runs():
@@ -33,31 +33,101 @@ def test_summarize_mean_and_std_by_hand():
 
 def test_compare_verdicts():
     c = compare(_runs(), "rsum", "base", "sam").set_index("fraction")
-    # paired differences 50, 48, 55: mean 51, std 3.6 -> beyond the spread
+    # paired differences 50, 48, 55: mean 51, std 3.606, t(0.975, 2) = 4.303 -> CI 51 +- 8.96 = [42.0, 60.0]
     assert c.loc[0.1, "mean_diff"] == pytest.approx(51.0) and c.loc[0.1, "ratio"] == pytest.approx(151 / 100)
-    assert c.loc[0.1, "verdict"].startswith("sam higher")
-    # differences +1 and -10 at full data: no difference beyond the spread
-    assert c.loc[1.0, "verdict"] == "no difference beyond the seed spread"
+    assert c.loc[0.1, "ci_low"] == pytest.approx(51 - 4.3027 * 3.6056 / 3 ** 0.5, abs=1e-3)
+    assert c.loc[0.1, "verdict"] == "holds (n=3, 95% CI [42.0, 60.0])"
+    # differences +1 and -10 at full data: two seeds are never decisive
+    assert c.loc[1.0, "verdict"].startswith("inconclusive (n=2")
     one = compare(_runs()[_runs().seed == 0], "rsum", "base", "sam")
-    assert one.verdict.str.startswith("inconclusive").all()
+    assert (one.verdict == "inconclusive (n=1, no interval)").all()
+
+
+def _pairs(diffs, base=100.0):
+    return pd.DataFrame([{"seed": s, "method": m, "rsum": v} for s, d in enumerate(diffs)
+                         for m, v in (("base", base + s), ("new", base + s + d))])
+
+
+def test_interval_rule_by_hand():
+    # two noisy seeds (+10, -8): mean 1, std 12.73, t(0.975, 1) = 12.706 -> CI [-113.4, 115.4]: inconclusive
+    two = claim_verdict(_pairs([10.0, -8.0]), "base", "new", "rsum", "higher", "c", "p")
+    assert two["verdict"] == "inconclusive (n=2, 95% CI [-113.4, 115.4])"
+    assert two["ci_low"] == pytest.approx(1 - 12.7062 * 12.7279 / 2 ** 0.5, abs=1e-2)
+    # two seeds are never decisive, however clear the gain
+    assert claim_verdict(_pairs([10.0, 10.5]), "base", "new", "rsum", "higher", "c", "p")["verdict"].startswith("inconclusive")
+    # five seeds with a clear gain: mean 3, std 0.7906, t(0.975, 4) = 2.776 -> CI [2.02, 3.98]
+    gain = claim_verdict(_pairs([2.0, 3.0, 4.0, 3.5, 2.5]), "base", "new", "rsum", "higher", "c", "p")
+    assert gain["verdict"] == "holds (n=5, 95% CI [2.02, 3.98])" and gain["seeds"] == 5
+    assert (gain["ci_low"], gain["ci_high"]) == (pytest.approx(2.018, abs=1e-3), pytest.approx(3.982, abs=1e-3))
+    # a clear loss: the claim "higher" does not hold, the claim "lower" holds
+    loss = _pairs([-2.0, -3.0, -4.0, -3.5, -2.5])
+    assert claim_verdict(loss, "base", "new", "rsum", "higher", "c", "p")["verdict"] == "does not hold (n=5, 95% CI [-3.98, -2.02])"
+    assert claim_verdict(loss, "base", "new", "rsum", "lower", "c", "p")["verdict"].startswith("holds (n=5")
+    # a sign inside the noise is no result
+    assert claim_verdict(_pairs([1.0, -1.0, 2.0, -1.5, 0.5]), "base", "new", "rsum", "higher", "c", "p"
+                         )["verdict"].startswith("inconclusive (n=5")
+
+
+def test_same_claims_need_a_margin():
+    # differences 0.1, -0.2, 0.0, 0.2, -0.1: mean 0, std 0.158 -> CI [-0.196, 0.196]
+    flat = _pairs([0.1, -0.2, 0.0, 0.2, -0.1])
+    assert claim_verdict(flat, "base", "new", "rsum", "same", "c", "p", margin=0.5)["verdict"] == \
+        "holds (n=5, 95% CI [-0.20, 0.20], margin ±0.50)"
+    # no margin declared: m = 0, so noise can never show equivalence
+    assert claim_verdict(flat, "base", "new", "rsum", "same", "c", "p")["verdict"].startswith("inconclusive (n=5")
+    # the interval wholly outside the margin: does not hold; straddling its edge: inconclusive
+    assert claim_verdict(_pairs([2.0, 3.0, 4.0, 3.5, 2.5]), "base", "new", "rsum", "same", "c", "p", margin=1.0
+                         )["verdict"].startswith("does not hold")
+    assert claim_verdict(_pairs([2.0, 3.0, 4.0, 3.5, 2.5]), "base", "new", "rsum", "same", "c", "p", margin=3.0
+                         )["verdict"].startswith("inconclusive")
+    with pytest.raises(ValueError, match="margin"):
+        decide("same", -1.0, 1.0, 5, margin=-1.0)
+
+
+def test_deterministic_and_threshold_claims():
+    fixed = pd.DataFrame({"retriever": ["a", "a", "b", "b"], "method": ["A", "B"] * 2, "x": [1.0, 2.0, 3.0, 3.5]})
+    assert claim_verdict(fixed, "A", "B", "x", "higher", "c", "p", exact=True, pair_by="retriever")["verdict"] == \
+        "holds (deterministic, every instance)"
+    assert claim_verdict(fixed, "A", "B", "x", "same", "c", "p", exact=True, pair_by="retriever")["verdict"] == \
+        "does not hold (deterministic, every instance)"
+    assert claim_verdict(fixed, "", "B", "x", "at_most", "c", "p", exact=True, threshold=3.5, pair_by="retriever"
+                         )["verdict"] == "holds (deterministic)"
+    # seeded values against a threshold: the interval of their mean (50.2, 49.8, 50.0, 50.1, 49.9 -> [49.8, 50.2])
+    vals = pd.DataFrame({"seed": range(5), "method": "m", "acc": [50.2, 49.8, 50.0, 50.1, 49.9]})
+    assert claim_verdict(vals, "", "m", "acc", "at_most", "c", "p", threshold=60.0)["verdict"].startswith("holds (n=5")
+    assert claim_verdict(vals, "", "m", "acc", "at_most", "c", "p", threshold=40.0)["verdict"].startswith("does not hold")
+    assert claim_verdict(vals, "", "m", "acc", "at_most", "c", "p", threshold=50.0)["verdict"].startswith("inconclusive")
+
+
+def test_rejudge_a_committed_table_from_its_stored_columns():
+    from itmlib.verdicts import rejudge_claims
+
+    t = pd.DataFrame({"id": ["teran_beats_tern", "teran_shared_weights_same", "ncs_fig1_b_beats_a"],
+                      "ours (model vs baseline)": ["397 vs 304", "375 vs 397", "99.7 vs 20"],
+                      "difference": [92.5, -1.0, 79.7], "spread (std of paired diff)": [2.376, 1.0, np.nan],
+                      "seeds": [5, 5, 1], "verdict": ["holds (within noise)", "holds", "holds (deterministic)"]})
+    v = rejudge_claims(t).set_index("id")
+    # 92.5 +- 2.776 * 2.376 / sqrt(5) = [89.55, 95.45]
+    assert v.loc["teran_beats_tern", "verdict"] == "holds (n=5, 95% CI [89.5, 95.5])"
+    # shared weights: margin 4 (its YAML entry), CI -1 +- 1.24 inside [-4, 4]
+    assert v.loc["teran_shared_weights_same", "verdict"].startswith("holds (n=5, 95% CI [-2.24, 0.24], margin ±4.00")
+    assert v.loc["ncs_fig1_b_beats_a", "verdict"] == "holds (deterministic)"
 
 
 def test_claim_verdict_rows_by_hand():
     scarce, full = _runs()[lambda r: r.fraction == 0.1], _runs()[lambda r: r.fraction == 1.0]
-    # paired differences 50, 48, 55: mean 51, std 3.61 -> beyond 2x the spread
+    # paired differences 50, 48, 55: mean 51, CI [42.0, 60.0]
     row = claim_verdict(scarce, "base", "sam", "rsum", "higher", "SAM lifts Rsum", "303.2 vs 138.7")
-    assert row["verdict"] == "holds" and row["difference"] == pytest.approx(51.0)
+    assert row["verdict"] == "holds (n=3, 95% CI [42.0, 60.0])" and row["difference"] == pytest.approx(51.0)
     assert row["spread (std of paired diff)"] == pytest.approx(np.std([50, 48, 55], ddof=1), abs=1e-3)
     assert row["ours (model vs baseline)"] == "151 vs 100" and row["seeds"] == 3
-    assert claim_verdict(scarce, "base", "sam", "rsum", "lower", "c", "p")["verdict"] == "does not hold"
-    assert claim_verdict(scarce, "base", "sam", "rsum", "same", "c", "p")["verdict"] == "does not hold"
-    # differences +1 and -10: mean -4.5, std 7.8 -> within the spread
-    assert claim_verdict(full, "base", "sam", "rsum", "same", "c", "p")["verdict"] == "holds"
-    assert claim_verdict(full, "base", "sam", "rsum", "lower", "c", "p")["verdict"] == "holds (within noise)"
-    assert claim_verdict(full, "base", "sam", "rsum", "higher", "c", "p")["verdict"] == "does not hold (within noise)"
+    assert claim_verdict(scarce, "base", "sam", "rsum", "lower", "c", "p")["verdict"].startswith("does not hold")
+    assert claim_verdict(scarce, "base", "sam", "rsum", "same", "c", "p", margin=5.0)["verdict"].startswith("does not hold")
+    # differences +1 and -10: two seeds, inconclusive whatever is claimed
+    for expect in ("same", "lower", "higher"):
+        assert claim_verdict(full, "base", "sam", "rsum", expect, "c", "p")["verdict"].startswith("inconclusive (n=2")
     one = scarce[scarce.seed == 0]
-    assert claim_verdict(one, "base", "sam", "rsum", "higher", "c", "p")["verdict"] == "holds (one seed: direction only)"
-    assert claim_verdict(one, "base", "sam", "rsum", "same", "c", "p")["verdict"].startswith("one seed: a 'no change' claim")
+    assert claim_verdict(one, "base", "sam", "rsum", "higher", "c", "p")["verdict"] == "inconclusive (n=1, no interval)"
     assert np.isnan(claim_verdict(one, "base", "sam", "rsum", "higher", "c", "p")["spread (std of paired diff)"])
     assert claim_verdict(scarce, "base", "absent", "rsum", "higher", "c", "p") is None
     with pytest.raises(ValueError, match="expect"):
@@ -219,7 +289,7 @@ def test_grid_progress_says_what_trains_what_loads_and_the_eta(tmp_path, tiny, c
     assert first[0] == "[grid] 2 members: 0 from checkpoints, 0 partly trained, 2 to train (4 of 4 epochs left)"
     assert first[1] == "[grid] 1/2 VSE++, fraction 1, seed 0: training epochs 0 -> 2"
     assert "per epoch); grid ETA" in first[2]                     # one member measured: an ETA for the other
-    assert first[-1].startswith("[grid] all 2 members in")
+    assert first[-1].startswith("[grid] all 2 members (2 trained) in")
     run_grid(cfgs, tr, dv, dv, dv.relevance(), seeds=[0, 1], ckpt_dir=str(tmp_path), device="cpu", progress=True)
     again = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("[grid]")]
     assert again[0].startswith("[grid] 2 members: 2 from checkpoints, 0 partly trained, 0 to train (0 of 4")
@@ -246,6 +316,22 @@ def test_grid_progress_says_what_trains_what_loads_and_the_eta(tmp_path, tiny, c
     rep = GridProgress([MemberStatus("a", 0, 2, 100), MemberStatus("b", 0, 3, 50)], streams=[])
     rep.finish(0, 4.0)
     assert rep.eta_seconds() == pytest.approx(3.0)
+
+
+def test_grid_progress_goes_to_the_progress_file_when_a_runner_watches(tmp_path, monkeypatch, capsys):
+    """Under `python -m itmlib.notebooks run` (ITM_PROGRESS_LOG set) the per-member lines go to the file the runner
+    prints to its terminal, not to the notebook's output."""
+    from itmlib.progress import GridProgress, MemberStatus, log_line
+
+    log = tmp_path / "progress.log"
+    monkeypatch.setenv("ITM_PROGRESS_LOG", str(log))
+    rep = GridProgress([MemberStatus("a", 0, 2)])
+    rep.begin(); rep.start(0); rep.finish(0, 4.0); rep.end()
+    log_line("[train] vsepp: training epochs 0 -> 2")
+    lines = log.read_text().splitlines()
+    assert lines[0].startswith("[grid] 1 members: 0 from checkpoints") and lines[-1] == "[train] vsepp: training epochs 0 -> 2"
+    assert lines[-2].startswith("[grid] all 1 members (1 trained) in")
+    assert "[grid]" not in capsys.readouterr().out
 
 
 def test_members_train_setting_major_and_rows_keep_the_grids_order(tmp_path, tiny, capsys):

@@ -31,7 +31,7 @@ code, differences documented and each pinned by a test:
 3. the margin vector is added to the (B, B) cost matrix by broadcasting, so
    the margin applied at row i, column j is the one computed for *j*.
 
-Controls and variants that test *what* in SAM helps (issue 17; none is in the paper):
+Controls and variants that test *what* in SAM helps (none is in the paper):
 
 * ``phi_control="shuffled"``: φ(G_p, c_m) and φ(G_p, c_l) are permuted within the batch
   before the margins are formed - the same margin distribution, the same negatives, the

@@ -13,7 +13,7 @@ the margin analysis of notebook 04, the run tables its claims are judged on, and
 put the paper's numbers beside ours. (Over 300 lines because it is one paper's whole
 experimental side, five notebooks; every function is small and paper-specific.)
 
-The control arms (issue 17) ask whether CIDEr-D *semantics* in the margin matter: "shuffled"
+The control arms ask whether CIDEr-D *semantics* in the margin matter: "shuffled"
 permutes the negatives' φ within the batch (same negatives, same hinges, margins no longer
 tied to their negative), "leave-one-out" drops c_p from G_p (φ(G_p, c_p) otherwise gains
 exactly 2.0 from matching itself). Every SAM claim is judged twice: against the baseline

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
-from tqdm.auto import tqdm
+from ..progress import bar
 
 from ..paths import cache_dir
 
@@ -71,7 +71,7 @@ class RelevanceCache:
             _atomic(meta_path, lambda fh: fh.write(json.dumps(meta, indent=1, sort_keys=True).encode()))
         starts = range(0, len(refs), block)
         parts = []
-        for s in tqdm(starts, desc=metric, disable=not progress, leave=False):
+        for s in bar(starts, desc=metric, enabled=progress):
             f = path / f"rows_{s:06d}.npy"
             if not f.is_file():
                 rows = compute(slice(s, min(s + block, len(refs))))

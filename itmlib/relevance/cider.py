@@ -35,7 +35,7 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 import scipy.sparse as sp
-from tqdm.auto import tqdm
+from ..progress import bar
 
 from .ngrams import NgramTable
 
@@ -217,7 +217,7 @@ class CiderDIndex:
         len_c, len_r = self.len_c.astype(np.int32), self.len_r.astype(np.int32)
         out = np.empty((self.n_images, self.n_candidates), np.float64)
         step = max(1, chunk_cells // max(1, n_refs))
-        for s in tqdm(range(0, self.n_candidates, step), desc="CIDEr-D", disable=not progress, leave=False):
+        for s in bar(range(0, self.n_candidates, step), desc="CIDEr-D", enabled=progress):
             e = min(self.n_candidates, s + step)
             block = Hd[s:e] @ Rd.T if dense_cols.size else np.zeros((e - s, n_refs))
             sp_part = (Hs[s:e] @ RsT).tocoo()

@@ -13,8 +13,9 @@ the two disagree, the public code's by default for a measured reason. ``mode`` p
 ``"paper"`` - hierarchical softmax as sec. 3.3 says; ``"code"`` (default) - negative sampling
 (5), gensim's default that the public code actually runs; ``"dbow"`` - PV-DBOW with hierarchical
 softmax, neither's choice, for comparison. Measured on the non-literal world at medium (8,000
-articles, inferred vectors): the share of a text's 10 nearest that share its latent topic is 8%
-with ``"paper"``, 26% with ``"code"`` and 98% with ``"dbow"`` (chance 4%) - PV-DM with hierarchical
+articles, inferred vectors; notebook 07's table ``doc2vec_topic_purity``): the share of a text's 10
+nearest that share its latent topic is far lower with ``"paper"`` and ``"code"`` than with ``"dbow"``
+(the table gives the shares against chance) - PV-DM with hierarchical
 softmax barely learns document vectors on a corpus this small (the paper's had 246k articles), so
 the default is the public code's. Also the public code's: its tokenisation
 (gensim ``preprocess_string``: lower-case, strip punctuation and stop words, drop words

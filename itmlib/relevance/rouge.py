@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Sequence
 
 import numpy as np
-from tqdm.auto import tqdm
+from ..progress import bar
 
 from .cider import _check_candidates, _check_refs
 
@@ -78,7 +78,7 @@ def lcs_matrix(a_ids: list[np.ndarray], b_ids: list[np.ndarray], n_vocab: int, *
     len_b = np.array([len(x) for x in b_ids], np.int64)
     order = np.argsort(-len_b, kind="stable")
     full = np.uint64(2**64 - 1)
-    for s in tqdm(range(0, len(order), block), desc="LCS", disable=not progress, leave=False):
+    for s in bar(range(0, len(order), block), desc="LCS", enabled=progress):
         rows = order[s:s + block]
         lens = len_b[rows]
         if lens.size == 0 or lens[0] == 0:

@@ -28,7 +28,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 import scipy.sparse as sp
-from tqdm.auto import tqdm
+from ..progress import bar
 
 __all__ = ["Tuple", "gold_tuples", "parse_tuples", "spice_status", "scene_graph_f1_matrix", "tuples_from_sng",
            "tuples_from_spice_json", "SPACY_MODELS"]
@@ -105,8 +105,8 @@ def parse_tuples(captions: Sequence[str], backend: str = "spacy", *, graphs: Seq
     parser = _spacy_parser(model)
     inner = parser.unwrapped
     uniq = list(dict.fromkeys(captions))
-    docs = dict(zip(uniq, tqdm(inner.nlp.pipe(uniq, batch_size=batch_size), total=len(uniq),
-                               desc="parsing", disable=not progress, leave=False)))
+    docs = dict(zip(uniq, bar(inner.nlp.pipe(uniq, batch_size=batch_size), total=len(uniq),
+                               desc="parsing", enabled=progress)))
     nlp, inner.nlp = inner.nlp, _Docs(docs)
     try:
         by_text = {s: tuples_from_sng(parser.parse(s)) for s in uniq}

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tqdm.auto import tqdm
+from ...progress import bar
 
 from ...paths import cache_dir as default_cache_dir
 from ..base import CAPTIONS_PER_IMAGE, ITMDataset
@@ -82,7 +82,7 @@ def generate(split: str, n_images: int, seed: int = 0, config: WorldConfig | Non
     concepts = ConceptTable.build(cfg)
     scenes, specs, captions, graphs = [], [], [], []
     code = SPLIT_CODES[split]
-    for i in tqdm(range(n_images), desc=f"synthetic {split}", disable=not progress, leave=False):
+    for i in bar(range(n_images), desc=f"synthetic {split}", enabled=progress):
         rng = np.random.default_rng([int(seed), code, i, GENERATOR_VERSION])
         scene = sample_scene(rng, cfg)
         texts, gs = generate_captions(rng, scene, cfg, CAPTIONS_PER_IMAGE)
