@@ -20,12 +20,13 @@ and ``make site`` renders; ``make tables`` keeps them.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from .config import check_choice, SCALES
 from .paths import repo_root, resolve_path
@@ -59,6 +60,21 @@ def scale_overrides(scale: str) -> dict[str, dict[str, Any]]:
     if unknown:
         raise ValueError(f"{path}: unknown notebook name(s) {sorted(unknown)}")
     return doc
+
+
+@contextlib.contextmanager
+def _environ(**values: str) -> Iterator[None]:
+    """Set environment variables for the duration of the block (a kernel started inside inherits them)."""
+    old = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 class _Tail:
@@ -144,8 +160,9 @@ def run_notebook(notebook: str | Path, output: str | Path, parameters: dict[str,
     out = resolve_path(output)
     out.parent.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    pm.execute_notebook(str(nb), str(out), parameters=parameters or {}, kernel_name="python3", language="python",
-                        cwd=str(cwd if cwd is not None else nb.parent), progress_bar=progress, log_output=False)
+    with _environ(ITM_HEADLESS="1"):   # the kernel inherits it: widgets show their plain tables (itmlib.explore)
+        pm.execute_notebook(str(nb), str(out), parameters=parameters or {}, kernel_name="python3", language="python",
+                            cwd=str(cwd if cwd is not None else nb.parent), progress_bar=progress, log_output=False)
     return time.perf_counter() - t0
 
 
@@ -194,9 +211,9 @@ def main(argv: list[str] | None = None) -> int:
         key = f"{args.scale}/{nb.stem}"
         before = f" (its last run at {args.scale} took {format_duration(seen[key])})" if key in seen else ""
         print(f"[itm-course] {nb.name} -> {out} with {params}{before}", flush=True)
-        os.environ["TQDM_DISABLE"] = "1"    # the kernel inherits it: no progress bars saved in the notebook
-        os.environ["ITM_PROGRESS_LOG"] = str(resolve_path(args.output_dir) / "progress.log")
-        with _Tail(Path(os.environ["ITM_PROGRESS_LOG"])):
+        plog = resolve_path(args.output_dir) / "progress.log"
+        # the kernel inherits both: no progress bars saved in the notebook, per-member lines to this terminal
+        with _environ(TQDM_DISABLE="1", ITM_PROGRESS_LOG=str(plog)), _Tail(plog):
             secs = run_notebook(nb, out, params)
         timings.append((nb.stem, secs))
         if args.keep_executed:

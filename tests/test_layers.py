@@ -18,7 +18,7 @@ LAYERS = [
     ["train", "grounding"],
     ["grid", "paper_numbers", "claims", "verdicts"],
     ["papers"],
-    ["params", "results", "findings", "viz", "summary", "conclusions", "notebooks", "site"],
+    ["params", "results", "findings", "viz", "summary", "conclusions", "explore", "notebooks", "site"],
 ]
 
 

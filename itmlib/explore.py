@@ -1,0 +1,332 @@
+"""Explore a grid's ablations from its committed member records, without training anything.
+
+Every finished grid member leaves a record in ``results/<notebook>/members/`` (:func:`itmlib.grid.run_grid`):
+its config as trained, its per-epoch dev history and its test rows. This module reads them as a table a
+reader can slice by the knobs the grid varies:
+
+- :func:`ablation_table` - the members whose config matches the knobs given (``tau=3.0, sampling="soft"``),
+  one row per member and seed, with the test metrics, ``seed``, ``best_epoch`` and ``seconds``;
+- :func:`compare` - the paired seed differences of any two settings, judged by the course's one rule
+  (:func:`itmlib.verdicts.claim_verdict`: the 95% interval of the mean paired difference);
+- :func:`ablations` - an ipywidgets view: one dropdown per knob, a metric selector, the matching members,
+  their dev curves and the comparison with a second setting. Under papermill or nbconvert (no widget
+  front end) it shows the plain tables instead, so no widget state lands in an executed copy;
+- :func:`train_setting` - trains one chosen setting at ``smoke`` scale in this process and adds it to the
+  view as "this session, smoke", kept apart from the committed records.
+
+The module runs past 300 lines because the widget is a thin view over the same record cache and knob
+matching as the tables, and splitting them would only pass those private helpers across modules.
+
+Knob names are the config fields (``tau``, ``sampling``, ``keep_triplet``, ``sam_mode``, ``phi_control``,
+``loss``, the model's fields such as ``pooling``) plus ``method`` and ``fraction``; only those that vary
+across a notebook's records are knobs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .paths import repo_root
+
+__all__ = ["load_members", "knobs", "ablation_table", "compare", "ablations", "train_setting", "SESSION"]
+
+#: members trained in this session by :func:`train_setting` (smoke scale), per notebook
+SESSION: dict[str, list[dict[str, Any]]] = {}
+_NOT_KNOBS = {"seed", "data", "record", "evaluation", "written", "seconds", "member", "best_epoch", "train_images",
+              "region_dim", "vocab_size"}
+
+
+def _flat_config(cfg: dict[str, Any]) -> dict[str, Any]:
+    """A stored config flattened: the training fields (defaults filled in for fields left out of the hash)
+    and the model's fields (``model_kind``; a model field named like a training field gets ``model_``)."""
+    from .train import _LATER_FIELDS, _LATER_MODEL_FIELDS
+
+    out = {**_LATER_FIELDS, **{k: v for k, v in cfg.items() if k != "model"}}
+    model = {**_LATER_MODEL_FIELDS, **cfg.get("model", {})}
+    for k, v in model.items():
+        key = "model_kind" if k == "kind" else (f"model_{k}" if k in out else k)
+        out[key] = v
+    return out
+
+
+@lru_cache(maxsize=None)
+def _records(folder: str) -> tuple[tuple[dict[str, Any], ...], tuple[pd.DataFrame, ...]]:
+    rows, hists = [], []
+    for path in sorted(repo_root().joinpath(folder).glob("*.json")):
+        rec = json.loads(path.read_text(encoding="utf-8"))
+        flat = _flat_config(rec["config"])
+        for r in rec["rows"]:
+            rows.append({**flat, **r, "method": r.get("method", rec["member"]), "seconds": rec.get("seconds"),
+                         "record": path.name})
+        h = pd.DataFrame(rec["history"])
+        hists.append(h.assign(method=rec["member"], seed=rec["seed"], fraction=rec["fraction"], record=path.name))
+    return tuple(rows), tuple(hists)
+
+
+def load_members(notebook: str, results_dir: str = "results") -> pd.DataFrame:
+    """Every member record of ``<results_dir>/<notebook>/members/`` as one row per (member, test row), plus the
+    members :func:`train_setting` trained in this session (``source`` says which)."""
+    folder = f"{results_dir}/{notebook}/members"
+    if not repo_root().joinpath(folder).is_dir():
+        raise ValueError(f"no member records for {notebook!r} (no folder {folder}); notebooks with records: "
+                         f"{sorted(p.parent.parent.name for p in repo_root().joinpath(results_dir).glob('*/members/'))}")
+    rows, _ = _records(folder)
+    df = pd.DataFrame(list(rows)).assign(source="committed, " + _scale(notebook, results_dir))
+    if SESSION.get(notebook):
+        df = pd.concat([df, pd.DataFrame(SESSION[notebook]).assign(source="this session, smoke")], ignore_index=True)
+    return df
+
+
+def _scale(notebook: str, results_dir: str) -> str:
+    from .results import read_table
+
+    for t in ("claims", "table1_4_teran", "tables4_5_ablation", "table2_reduced_data"):
+        path = repo_root() / results_dir / notebook / f"{t}.csv"
+        if path.is_file():
+            return read_table(path)[0].get("scale", "?")
+    return "?"
+
+
+def _histories(notebook: str, results_dir: str = "results") -> pd.DataFrame:
+    _, hists = _records(f"{results_dir}/{notebook}/members")
+    return pd.concat(hists, ignore_index=True) if hists else pd.DataFrame()
+
+
+def knobs(notebook: str, results_dir: str = "results") -> dict[str, list[Any]]:
+    """The knobs a notebook's grid varies and the values its records hold (sorted)."""
+    df = load_members(notebook, results_dir)
+    df = df[df.source.str.startswith("committed")]
+    metrics = _metric_columns(df)
+    out = {}
+    for c in df.columns:
+        if c in _NOT_KNOBS or c in metrics or c in ("source",) or c.startswith("dev_"):
+            continue
+        vals = df[c].dropna().map(lambda v: json.dumps(v) if isinstance(v, (list, dict)) else v).unique()
+        if len(vals) > 1 or c == "method":
+            out[c] = sorted(vals.tolist(), key=lambda v: (str(type(v)), v))
+    return out
+
+
+def _metric_columns(df: pd.DataFrame) -> list[str]:
+    from .metrics import METRIC_COLUMNS
+
+    extra = [c for c in df.columns if c.startswith(("acc_", "grounding", "t2i_ndcg", "i2t_ndcg", "i2t_acc", "t2i_acc"))]
+    return [c for c in METRIC_COLUMNS if c in df.columns] + [c for c in extra if c not in METRIC_COLUMNS]
+
+
+def _match(df: pd.DataFrame, notebook: str, given: dict[str, Any], results_dir: str) -> pd.DataFrame:
+    known = knobs(notebook, results_dir)
+    for k, v in given.items():
+        if k not in known:
+            raise ValueError(f"{notebook}: no knob {k!r}; its grid varies {sorted(known)}")
+        col = df[k]
+        if isinstance(v, float) or (isinstance(v, int) and not isinstance(v, bool)):
+            hit = pd.to_numeric(col, errors="coerce").sub(float(v)).abs().lt(1e-9)
+        else:
+            hit = col.astype(object).eq(v)
+        if not hit.any():
+            raise ValueError(f"{notebook}: no member has {k}={v!r}; its records hold {k} in {known[k]}")
+        df = df[hit]
+    if df.empty:
+        raise ValueError(f"{notebook}: no member matches all of {given} together")
+    return df
+
+
+def ablation_table(notebook: str, *, results_dir: str = "results", **knob_values: Any) -> pd.DataFrame:
+    """The members of ``notebook`` whose config matches ``knob_values``: one row per member and seed with the
+    varying knobs, ``seed``, the test metrics, ``best_epoch`` and ``seconds``. An unknown knob or a value no
+    member has raises ``ValueError`` naming what exists."""
+    df = load_members(notebook, results_dir)
+    df = _match(df, notebook, knob_values, results_dir)
+    cols = list(knobs(notebook, results_dir)) + ["seed"] + _metric_columns(df) + ["best_epoch", "seconds", "source", "record"]
+    return df[[c for c in dict.fromkeys(cols) if c in df.columns]].sort_values(["method", "seed"]).reset_index(drop=True)
+
+
+def compare(notebook: str, base: dict[str, Any], new: dict[str, Any], metric: str = "rsum", *,
+            expect: str = "higher", results_dir: str = "results") -> dict[str, Any]:
+    """``new`` against ``base`` on ``metric``, paired by seed and judged by :func:`itmlib.verdicts.claim_verdict`
+    (the 95% interval of the mean paired difference). Each side must pick one member per seed."""
+    from .verdicts import claim_verdict
+
+    sides = []
+    for name, sel in (("base", base), ("new", new)):
+        t = ablation_table(notebook, results_dir=results_dir, **sel)
+        t = t[t.source.str.startswith("committed")]
+        if metric not in t.columns:
+            raise ValueError(f"{notebook}: no metric {metric!r}; its records hold {_metric_columns(t)}")
+        if not t.seed.is_unique:
+            vary = [k for k in knobs(notebook, results_dir) if t[k].astype(str).nunique() > 1]
+            raise ValueError(f"{name} {sel} matches several members per seed: fix {vary} too")
+        sides.append(t[["seed", metric]].assign(method=name))
+    runs = pd.concat(sides, ignore_index=True)
+    row = claim_verdict(runs, "base", "new", metric, expect, f"{new} vs {base}", "-")
+    if row is None:
+        raise ValueError("no seed has both settings")
+    return row
+
+
+# -- the widget ------------------------------------------------------------------------------------------
+def _in_widget_frontend() -> bool:
+    """True in a Jupyter kernel with a front end; False in a plain interpreter and in headless runs
+    (``python -m itmlib.notebooks run`` - ``make tables``, ``make course``, the tests - sets ``ITM_PROGRESS_LOG``;
+    set ``ITM_HEADLESS=1`` for a papermill run of your own)."""
+    import os
+
+    if os.environ.get("ITM_PROGRESS_LOG") or os.environ.get("ITM_HEADLESS"):
+        return False
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover
+        return False
+    ip = get_ipython()
+    return ip is not None and type(ip).__name__ == "ZMQInteractiveShell"
+
+
+def _curves(ax: Any, notebook: str, rows: pd.DataFrame, label: str, results_dir: str) -> None:
+    h = _histories(notebook, results_dir)
+    col = "dev_rsum" if "dev_rsum" in h.columns else next((c for c in h.columns if c.startswith("dev_")), None)
+    if col is None:
+        return
+    for rec in rows.get("record", pd.Series(dtype=object)).dropna().unique():
+        g = h[h.record == rec]
+        ax.plot(g.epoch, g[col], marker=".", lw=1, label=f"{label} seed {int(g.seed.iloc[0])}")
+    ax.set(xlabel="epoch", ylabel=col)
+
+
+class Explorer:
+    """The state behind :func:`ablations`: two settings (A and B) chosen by dropdowns, a metric, the view."""
+
+    def __init__(self, notebook: str, results_dir: str = "results"):
+        import ipywidgets as w
+
+        self.notebook, self.results_dir = notebook, results_dir
+        self.knobs = knobs(notebook, results_dir)
+        members = load_members(notebook, results_dir)
+        self.metric = w.Dropdown(options=_metric_columns(members), value="rsum" if "rsum" in members else None,
+                                 description="metric")
+        self.a = {k: w.Dropdown(options=[("(any)", None)] + [(str(v), v) for v in vals], description=k)
+                  for k, vals in self.knobs.items()}
+        self.b = {k: w.Dropdown(options=[("(any)", None)] + [(str(v), v) for v in vals], description=k)
+                  for k, vals in self.knobs.items()}
+        self.train_button = w.Button(description="train A now (smoke)")
+        self.out = w.Output()
+        for d in [self.metric, *self.a.values(), *self.b.values()]:
+            d.observe(lambda _: self.refresh(), names="value")
+        self.train_button.on_click(lambda _: self._train())
+        self.widget = w.VBox([self.metric,
+                              w.HBox([w.VBox([w.HTML("<b>setting A</b>"), *self.a.values()]),
+                                      w.VBox([w.HTML("<b>setting B (compared against A)</b>"), *self.b.values()])]),
+                              self.train_button, self.out])
+        self.table = pd.DataFrame()
+        self.comparison: dict[str, Any] | str | None = None
+        self.refresh()
+
+    def chosen(self, side: str = "a") -> dict[str, Any]:
+        return {k: d.value for k, d in (self.a if side == "a" else self.b).items() if d.value is not None}
+
+    def refresh(self) -> None:
+        import matplotlib.pyplot as plt
+        from IPython.display import Markdown, display
+
+        metric = self.metric.value
+        self.out.clear_output(wait=True)
+        with self.out:
+            try:
+                self.table = ablation_table(self.notebook, results_dir=self.results_dir, **self.chosen("a"))
+            except ValueError as e:
+                self.table, self.comparison = pd.DataFrame(), None
+                print(e)
+                return
+            cols = [c for c in ("method", "seed", metric, "best_epoch", "seconds", "source") if c in self.table]
+            display(Markdown(f"**A**: {self.chosen('a') or 'every member'} - {len(self.table)} members"))
+            display(self.table[cols])
+            self.comparison = None
+            if self.chosen("b"):
+                try:
+                    self.comparison = compare(self.notebook, self.chosen("a"), self.chosen("b"), metric,
+                                              results_dir=self.results_dir)
+                    c = self.comparison
+                    display(Markdown(f"**B - A** on {metric}: {c['ours (model vs baseline)']}, mean difference "
+                                     f"{c['difference']}; B higher than A: **{c['verdict']}**"))
+                except ValueError as e:
+                    self.comparison = str(e)
+                    print(e)
+            if len(self.table) <= 40:
+                fig, ax = plt.subplots(figsize=(7, 2.8))
+                _curves(ax, self.notebook, self.table, "A", self.results_dir)
+                if self.chosen("b"):
+                    try:
+                        _curves(ax, self.notebook, ablation_table(self.notebook, results_dir=self.results_dir,
+                                                                  **self.chosen("b")), "B", self.results_dir)
+                    except ValueError:
+                        pass
+                if ax.get_legend_handles_labels()[0]:
+                    ax.legend(fontsize=6)
+                plt.show()
+
+    def _train(self) -> None:
+        with self.out:
+            train_setting(self.notebook, **self.chosen("a"))
+        self.refresh()
+
+
+def ablations(notebook: str, results_dir: str = "results") -> Any:
+    """The explorer over ``notebook``'s member records, an ``ipywidgets.Widget`` (its state: ``.explorer``).
+    In JupyterLab it is displayed; headless (``make tables``, papermill with ``ITM_HEADLESS=1``) a one-line
+    summary of the records is displayed instead, so no widget lands in an executed copy. Assign the result
+    (``explorer = ablations("04_sam")``) so that it is not displayed twice."""
+    from IPython.display import Markdown, display
+
+    if not repo_root().joinpath(results_dir, notebook, "members").is_dir():
+        display(Markdown(f"*No committed member records for {notebook} yet: the next `make tables` run writes them, "
+                         "and the explorer opens on them.*"))
+        return None
+    ex = Explorer(notebook, results_dir)
+    ex.widget.explorer = ex
+    if _in_widget_frontend():
+        display(ex.widget)
+    else:
+        m = load_members(notebook, results_dir)
+        display(Markdown(f"*The explorer is interactive in JupyterLab; here, its records: {len(m)} members, knobs "
+                         + ", ".join(f"`{k}` ({len(v)} values)" for k, v in ex.knobs.items()) + ".*"))
+    return ex.widget
+
+
+def train_setting(notebook: str, scale: str = "smoke", *, seed: int = 0, epochs: int | None = None,
+                  results_dir: str = "results", **knob_values: Any) -> dict[str, Any]:
+    """Train the setting ``knob_values`` picks (one member's config, any seed) at ``scale`` in this process,
+    evaluate it on that scale's test split, and add it to :func:`load_members` as "this session, smoke".
+    ``epochs``: the scale's default unless given. VSE-family members (notebooks 03-05) only; returns the test row."""
+    from .data import load_dataset
+    from .papers.ncs_sam import vse_config
+    from .relevance import eval_relevance
+    from .train import TrainConfig, evaluate, train
+
+    t = ablation_table(notebook, results_dir=results_dir, **knob_values)
+    t = t[t.source.str.startswith("committed")]
+    if t.method.nunique() != 1:
+        raise ValueError(f"{knob_values} picks {t.method.nunique()} settings ({sorted(t.method.unique())[:6]}...): pick one")
+    rec = json.loads((repo_root() / results_dir / notebook / "members" / t.record.iloc[0]).read_text())
+    cfg = rec["config"]
+    if cfg["model"]["kind"] != "vse":
+        raise ValueError(f"train_setting trains VSE-family members (notebooks 03-05); {notebook}'s are {cfg['model']['kind']!r}")
+    small = vse_config(scale)
+    fields = {k: v for k, v in cfg.items() if k not in ("model", "data", "seed", "epochs", "batch_size")}
+    train_ds, dev_ds, test_ds = (load_dataset("synthetic", s, scale=scale, seed=0) for s in ("train", "dev", "test"))
+    frac = float(rec["fraction"])
+    sub = train_ds if frac >= 1.0 else train_ds.subset(frac, seed=seed)
+    c = TrainConfig(**fields, epochs=epochs or small.epochs, batch_size=small.batch_size, seed=seed, model=small.model,
+                    data=f"{sub.source}|explore|{sub.n_images}")
+    r = train(c, sub, dev_ds, ckpt_dir="runs/checkpoints", name="explore", device="cpu", progress=True)
+    m = evaluate(r.model, r.vocab, test_ds, eval_relevance(test_ds), device="cpu")
+    row = {**_flat_config(json.loads(json.dumps(dataclasses.asdict(c)))), **{k: v for k, v in m.items() if np.isscalar(v)},
+           "method": rec["member"], "fraction": frac, "seed": seed, "best_epoch": r.best_epoch, "seconds": r.seconds}
+    row["model_kind"] = "vse"
+    SESSION.setdefault(notebook, []).append(row)
+    return row
