@@ -64,7 +64,7 @@ from .paths import atomic_write_text, resolve_path
 from .progress import GridProgress, MemberStatus
 from .train import TrainConfig, TrainResult, config_dict, config_hash, epochs_done, evaluate, train
 
-__all__ = ["grid_member", "run_grid", "checkpoint_name", "parse_executor", "member_record_path", "METRIC_COLUMNS"]
+__all__ = ["grid_member", "figure_record", "run_grid", "checkpoint_name", "parse_executor", "member_record_path", "METRIC_COLUMNS"]
 
 #: bump when a record's layout changes (older records are then ignored, not misread)
 RECORD_VERSION = 1
@@ -105,6 +105,21 @@ def grid_member(cfg: TrainConfig, name: str, train_ds: ITMDataset, dev_ds: ITMDa
                           device=device, progress=progress)
     finally:
         torch.set_num_threads(threads)
+
+
+def figure_record(record_dir: str | os.PathLike[str], name: str, cfg: TrainConfig, compute: Callable[[], pd.DataFrame], *,
+                  fraction: float = 1.0, seed: int = 0) -> pd.DataFrame:
+    """What a figure draws from one trained model, kept beside the member records as a small CSV
+    (``figure-<name>-<config hash>-f<fraction>-s<seed>.csv``): a rerun from a fresh clone reads it instead of
+    retraining the model (whose retrained weights need not match the committed ones bit for bit, moving the
+    figure's table). ``compute`` trains or loads the model and returns the figure's data; it runs only when no
+    record exists."""
+    path = resolve_path(record_dir) / f"figure-{name}-{config_hash(cfg)}-f{fraction:g}-s{seed}.csv"
+    if path.is_file():
+        return pd.read_csv(path)
+    df = compute()
+    atomic_write_text(path, df.to_csv(index=False, float_format="%.6g", lineterminator="\n"))
+    return pd.read_csv(path)   # what a rerun will read, to the digit
 
 
 def _member_config(cfg: TrainConfig, train_ds: ITMDataset, fraction: float, seed: int) -> tuple[ITMDataset, TrainConfig]:

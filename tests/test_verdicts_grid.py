@@ -421,3 +421,21 @@ def test_member_records_stand_in_for_training_and_give_the_same_tables(tmp_path,
     run_grid(cfgs, tr, dv, dv, ckpt_dir=str(tmp_path / "b"), record_dir=tmp_path / "none",
              evaluate_fn=lambda name, r, ds: [{"x": 1.0}], **kw)
     assert not (tmp_path / "none").exists()
+
+
+def test_a_figure_record_stands_in_for_retraining_its_model(tmp_path):
+    from itmlib.grid import figure_record
+    from itmlib.train import TrainConfig
+
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return pd.DataFrame({"sampling": ["hard", "soft"], "margin": [0.1234567891, 0.5]})
+
+    cfg = TrainConfig(loss="sam", tau=5.0)
+    first = figure_record(tmp_path, "margins", cfg, compute, fraction=0.25, seed=0)
+    again = figure_record(tmp_path, "margins", cfg, compute, fraction=0.25, seed=0)
+    assert calls == [1] and again.equals(first) and first.margin[0] == pytest.approx(0.123457)
+    figure_record(tmp_path, "margins", cfg, compute, fraction=0.25, seed=1)     # another seed: another record
+    assert calls == [1, 1] and len(list(tmp_path.glob("figure-margins-*-f0.25-s*.csv"))) == 2
