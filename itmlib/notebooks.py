@@ -128,6 +128,9 @@ def clean_executed(nb: Any) -> Any:
             data = out.get("data")
             if data is not None:
                 data.pop("application/vnd.jupyter.widget-view+json", None)
+                if "text/html" in data and str(data.get("text/plain", "")).startswith(("<pandas.io.formats.style.Styler",
+                                                                                         "<IPython.core.display")):
+                    data.pop("text/plain")   # an object's address: changes every run, says nothing
                 if not data:
                     continue
             kept.append(out)
