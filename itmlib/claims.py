@@ -37,7 +37,7 @@ from importlib import resources
 from typing import Any
 
 
-__all__ = ["Claim", "load_claims", "claim", "claims_for", "paper_side", "paper_cells", "CLAIM_FILES"]
+__all__ = ["Claim", "load_claims", "claim", "claims_for", "headline_methods", "paper_side", "paper_cells", "CLAIM_FILES"]
 
 #: paper key -> claims file beside the transcribed tables
 CLAIM_FILES = {"ncs_sam": "claims_ncs_sam.yaml", "teran": "claims_teran.yaml", "ssamt": "claims_ssamt.yaml",
@@ -141,6 +141,16 @@ def claims_for(notebook: str) -> list[Claim]:
     out = [c for p in CLAIM_FILES for c in load_claims(p) if c.notebook == notebook]
     if not out:
         raise ValueError(f"no claims name notebook {notebook!r}")
+    return out
+
+
+def headline_methods(notebook: str) -> list[str]:
+    """The methods (model and baseline) that ``notebook``'s headline claims on its run table compare,
+    in file order: the arms that need the >= 5 seeds a headline verdict asks for."""
+    out: list[str] = []
+    for c in claims_for(notebook):
+        if c.headline and c.table == "runs":
+            out += [m for m in (c.model, c.baseline) if m and m not in out]
     return out
 
 

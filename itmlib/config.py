@@ -144,6 +144,17 @@ def set_seed(seed: int, *, deterministic: bool = True) -> None:
             torch.backends.cudnn.benchmark = False
 
 
+def device_label(device: str = "auto") -> str:
+    """The device ``device`` resolves to, as a table or member record names it: ``"cpu"``, or ``"cuda"``
+    with the GPU's model, e.g. ``"cuda (NVIDIA H200)"``."""
+    name = resolve_device(device)
+    if name == "cuda":
+        import torch
+
+        return f"cuda ({torch.cuda.get_device_name()})"
+    return name
+
+
 def resolve_device(device: str = "auto") -> str:
     """``"auto"`` -> ``"cuda"`` when a GPU is visible, else ``"cpu"``.
 

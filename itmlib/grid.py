@@ -57,14 +57,14 @@ from typing import Any, Callable, Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from .config import array_key, check_fraction, resolve_device
+from .config import array_key, check_fraction, device_label, resolve_device
 from .data.base import ITMDataset
 from .metrics import METRIC_COLUMNS
 from .paths import atomic_write_text, resolve_path
 from .progress import GridProgress, MemberStatus
 from .train import TrainConfig, TrainResult, config_dict, config_hash, epochs_done, evaluate, train
 
-__all__ = ["grid_member", "figure_record", "run_grid", "checkpoint_name", "parse_executor", "member_record_path", "METRIC_COLUMNS"]
+__all__ = ["grid_member", "figure_record", "run_grid", "devices_note", "checkpoint_name", "parse_executor", "member_record_path", "METRIC_COLUMNS"]
 
 #: bump when a record's layout changes (older records are then ignored, not misread)
 RECORD_VERSION = 1
@@ -259,7 +259,7 @@ def run_grid(configs: Mapping[str, TrainConfig], train_ds: ITMDataset, dev_ds: I
 
     def finished(i: int, out: tuple[list[dict[str, Any]], pd.DataFrame], secs: float) -> None:
         if paths[i] is not None:   # written at once: a grid cut off later keeps what it finished
-            out = _write_record(paths[i], members[i], trained[i], key, out, secs)
+            out = _write_record(paths[i], members[i], trained[i], key, out, secs, device)
         done[i] = out
         report.finish(i, secs)
 
@@ -300,8 +300,12 @@ def _record_path(trained: TrainConfig, name: str, record_dir: str | os.PathLike[
 
 
 def _from_record(rec: dict[str, Any]) -> tuple[list[dict[str, Any]], pd.DataFrame] | None:
-    """(rows, history) of a parsed member record; None for one of another layout."""
-    return (rec["rows"], pd.DataFrame(rec["history"])) if rec.get("record") == RECORD_VERSION else None
+    """(rows, history) of a parsed member record; None for one of another layout. A record that names the
+    device it trained on (records written before that field did not) passes it on as each row's ``device``."""
+    if rec.get("record") != RECORD_VERSION:
+        return None
+    rows = [{**r, "device": rec["device"]} for r in rec["rows"]] if "device" in rec else rec["rows"]
+    return rows, pd.DataFrame(rec["history"])
 
 
 def _read_record(path: Path | None) -> tuple[list[dict[str, Any]], pd.DataFrame] | None:
@@ -310,17 +314,35 @@ def _read_record(path: Path | None) -> tuple[list[dict[str, Any]], pd.DataFrame]
 
 
 def _write_record(path: Path, member: tuple, trained: TrainConfig, key: str,
-                  out: tuple[list[dict[str, Any]], pd.DataFrame], seconds: float) -> tuple[list[dict[str, Any]], pd.DataFrame]:
+                  out: tuple[list[dict[str, Any]], pd.DataFrame], seconds: float, trained_on: str = "cpu") -> tuple[list[dict[str, Any]], pd.DataFrame]:
     """Write a member's record; returns its (rows, history) as parsed back from the JSON written, so a grid
     gives the same tables whether its members were just trained or came from their records."""
     _, name, f, s = member
     rows, history = out
     rec = {"record": RECORD_VERSION, "member": name, "fraction": f, "seed": s, "evaluation": key,
            "written": datetime.now(timezone.utc).strftime("%Y-%m-%d"), "seconds": round(float(seconds), 1),
+           "device": device_label(trained_on),
            "config": config_dict(trained), "rows": rows, "history": history.to_dict(orient="list")}
     text = json.dumps(rec, default=_json_number, indent=1) + "\n"
     atomic_write_text(path, text)
     return _from_record(json.loads(text))
+
+
+def devices_note(runs: pd.DataFrame, default: str) -> str:
+    """Where a run table's members trained, for its header: "" when every row trained on ``default`` (rows
+    from records that name no device are taken as ``default``, the device of the run that reads them), else
+    e.g. "seeds 2-4 of TERAN mrsw, TERN (global) trained on cuda (NVIDIA H200), the rest on cpu"."""
+    dev = runs["device"].fillna(default) if "device" in runs else pd.Series(default, index=runs.index)
+    other = runs[dev != default]
+    if other.empty:
+        return ""
+    parts = []
+    for d, g in other.groupby(dev[dev != default], sort=False):
+        seeds = sorted(int(s) for s in g.seed.unique())
+        span = f"{seeds[0]}-{seeds[-1]}" if seeds == list(range(seeds[0], seeds[-1] + 1)) and len(seeds) > 1 else \
+            ", ".join(map(str, seeds))
+        parts.append(f"seed{'s' if len(seeds) > 1 else ''} {span} of {', '.join(g.method.unique())} trained on {d}")
+    return "; ".join(parts) + f", the rest on {default}"
 
 
 def worker_environ(threads: int) -> dict[str, int]:
