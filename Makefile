@@ -24,7 +24,7 @@ $(STAMP): pyproject.toml
 # Execute every notebook in order with papermill (smoke scale) into runs/,
 # tables under runs/results/.
 course: venv
-	$(PY) -m itmlib.notebooks run --scale $(SCALE) --output-dir runs --results-dir runs/results
+	$(PY) -m itmlib.course.notebooks run --scale $(SCALE) --output-dir runs --results-dir runs/results
 
 # Unit tests plus one papermill test per notebook at the smoke scale (what CI runs).
 test: venv
@@ -42,7 +42,7 @@ lint: venv
 # Default: the documented CPU scale; on a GPU use `make tables SCALE=full`.
 tables: SCALE = medium
 tables: venv
-	$(PY) -m itmlib.notebooks run --scale $(SCALE) --output-dir runs/tables --results-dir results --keep-executed
+	$(PY) -m itmlib.course.notebooks run --scale $(SCALE) --output-dir runs/tables --results-dir results --keep-executed
 
 lab: venv
 	$(VENV)/bin/jupyter lab notebooks/
@@ -53,4 +53,4 @@ clean-runs:
 # HTML pages of the committed executed copies (results/<nb>/<nb>.ipynb -> runs/site/, index.html first);
 # offline, nothing trains
 site: venv
-	$(PY) -m itmlib.site --executed results --out runs/site
+	$(PY) -m itmlib.course.site --executed results --out runs/site

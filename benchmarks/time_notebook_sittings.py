@@ -4,7 +4,7 @@
         [--executor inline|processes:2] [--dir benchmarks/timings/04_sam-medium-inline] [--stop-at 18:50]
     .venv/bin/python benchmarks/time_notebook_sittings.py report [--dir ...]
 
-``run`` starts (or resumes) ``python -m itmlib.notebooks run --only NOTEBOOK`` into its own folder
+``run`` starts (or resumes) ``python -m itmlib.course.notebooks run --only NOTEBOOK`` into its own folder
 (checkpoints, member records, tables and executed notebook under ``--dir``, so nothing of
 ``runs/checkpoints`` or the committed ``results/`` is reused or touched) and keeps a record of this
 sitting in ``<dir>/sittings.jsonl``: start, last heartbeat (every 20 s, so a sitting killed with its
@@ -66,7 +66,7 @@ def run(a: argparse.Namespace) -> int:
         if (s["notebook"], s["executor"]) != (a.notebook, a.executor):
             sys.exit(f"{log} times {s['notebook']} with executor {s['executor']}, "
                      f"not {a.notebook} with {a.executor}: use another --dir")
-    cmd = [sys.executable, "-m", "itmlib.notebooks", "run", "--scale", a.scale, "--only", a.notebook,
+    cmd = [sys.executable, "-m", "itmlib.course.notebooks", "run", "--scale", a.scale, "--only", a.notebook,
            "--output-dir", str(d / "tables"), "--results-dir", str(d / "results"),
            "-p", "ckpt_dir", str(d / "checkpoints")]
     if a.executor != "inline":

@@ -15,7 +15,7 @@ PORT=${PORT:-8786}
 GPUS=${GPUS:-$("$PY" -c "import torch; print(torch.cuda.device_count())")}
 
 if [ "$GPUS" -le 1 ]; then
-  exec "$PY" -m itmlib.notebooks run --scale full --output-dir runs/full --results-dir results "$@"
+  exec "$PY" -m itmlib.course.notebooks run --scale full --output-dir runs/full --results-dir results "$@"
 fi
 
 mkdir -p runs
@@ -33,5 +33,5 @@ for ((i = 0; i < GPUS; i++)); do
     --name "gpu$i" > "runs/dask-worker-$i.log" 2>&1 &
   pids+=($!)
 done
-"$PY" -m itmlib.notebooks run --scale full --output-dir runs/full --results-dir results \
+"$PY" -m itmlib.course.notebooks run --scale full --output-dir runs/full --results-dir results \
   -p executor "dask:tcp://127.0.0.1:$PORT" "$@"

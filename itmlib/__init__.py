@@ -22,9 +22,9 @@ Layers, bottom up (a module imports only from layers below it):
   and the one rule that judges a claim
 - :mod:`itmlib.papers` - one module per paper (``ncs_sam``, ``ssamt``, ``neighborhoods``,
   ``teran``): its configs, analyses and joins to the paper's tables
-- :mod:`itmlib.params`, :mod:`itmlib.results`, :mod:`itmlib.findings`, :mod:`itmlib.viz`,
-  :mod:`itmlib.notebooks` - a notebook's parameters checked in one place, its tables
-  written, its "What we found" section, its plots, and the papermill runner
+- :mod:`itmlib.course` - the course machinery above every paper: a notebook's parameters, its
+  tables and their headers, its findings drawn from the claims tables, the claims summary and
+  conclusions, the explorer, the papermill runner and the HTML site
 """
 
 __version__ = "0.1.0"

@@ -64,7 +64,8 @@ from .paths import atomic_write_text, resolve_path
 from .progress import GridProgress, MemberStatus
 from .train import TrainConfig, TrainResult, config_dict, config_hash, epochs_done, evaluate, train
 
-__all__ = ["grid_member", "figure_record", "run_grid", "devices_note", "checkpoint_name", "parse_executor", "member_record_path", "METRIC_COLUMNS"]
+__all__ = ["grid_member", "figure_record", "run_grid", "devices_note", "checkpoint_name", "parse_executor",
+           "member_record_path", "METRIC_COLUMNS"]
 
 #: bump when a record's layout changes (older records are then ignored, not misread)
 RECORD_VERSION = 1
@@ -257,9 +258,13 @@ def run_grid(configs: Mapping[str, TrainConfig], train_ds: ITMDataset, dev_ds: I
         if d is not None:
             report.recorded(i)
 
+    trained_on = device_label(device)
+
     def finished(i: int, out: tuple[list[dict[str, Any]], pd.DataFrame], secs: float) -> None:
         if paths[i] is not None:   # written at once: a grid cut off later keeps what it finished
-            out = _write_record(paths[i], members[i], trained[i], key, out, secs, device)
+            out = _write_record(paths[i], members[i], trained[i], key, out, secs, trained_on)
+        else:                      # the rows a record would give back
+            out = ([{**r, "device": trained_on} for r in out[0]], out[1])
         done[i] = out
         report.finish(i, secs)
 
@@ -314,14 +319,15 @@ def _read_record(path: Path | None) -> tuple[list[dict[str, Any]], pd.DataFrame]
 
 
 def _write_record(path: Path, member: tuple, trained: TrainConfig, key: str,
-                  out: tuple[list[dict[str, Any]], pd.DataFrame], seconds: float, trained_on: str = "cpu") -> tuple[list[dict[str, Any]], pd.DataFrame]:
+                  out: tuple[list[dict[str, Any]], pd.DataFrame], seconds: float,
+                  trained_on: str) -> tuple[list[dict[str, Any]], pd.DataFrame]:
     """Write a member's record; returns its (rows, history) as parsed back from the JSON written, so a grid
     gives the same tables whether its members were just trained or came from their records."""
     _, name, f, s = member
     rows, history = out
     rec = {"record": RECORD_VERSION, "member": name, "fraction": f, "seed": s, "evaluation": key,
            "written": datetime.now(timezone.utc).strftime("%Y-%m-%d"), "seconds": round(float(seconds), 1),
-           "device": device_label(trained_on),
+           "device": trained_on,
            "config": config_dict(trained), "rows": rows, "history": history.to_dict(orient="list")}
     text = json.dumps(rec, default=_json_number, indent=1) + "\n"
     atomic_write_text(path, text)

@@ -4,7 +4,7 @@
 notebook, not in the terminal. :class:`GridProgress` therefore shows a grid as **one line** in the
 notebook, updated in place (a reader of the executed copy sees the grid's final summary, a user in
 JupyterLab sees it move), and appends every per-member line to the file named by the environment
-variable ``ITM_PROGRESS_LOG`` when it is set - ``python -m itmlib.notebooks run`` sets it and prints the
+variable ``ITM_PROGRESS_LOG`` when it is set - ``python -m itmlib.course.notebooks run`` sets it and prints the
 file's new lines to its terminal as they come::
 
     [grid] 16 members: 2 from their records, 7 from checkpoints, 1 partly trained, 6 to train (70 of 240 epochs left)

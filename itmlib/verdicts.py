@@ -85,13 +85,16 @@ def paired_differences(runs: pd.DataFrame, base: str, new: str, metric: str, pai
                        ) -> tuple[pd.Series, pd.Series, pd.Series, float, float, tuple[float, float]]:
     """(base values, new values, paired d = new - base, mean d, std d, 95% interval of mean d).
 
-    Rows of the two methods are paired on ``pair_by``; with fewer than two pairs the std and
-    the interval are NaN."""
+    Rows of the two methods are paired on ``pair_by``, and only paired rows count: where one method has
+    more seeds than the other (a headline arm's extra seeds), the base and new values returned are those
+    of the shared seeds, so "model vs baseline" and the difference describe the same runs. With fewer
+    than two pairs the std and the interval are NaN."""
     a = runs[runs.method == base].set_index(pair_by)[metric].astype(float)
     b = runs[runs.method == new].set_index(pair_by)[metric].astype(float)
     if not (a.index.is_unique and b.index.is_unique):
         raise ValueError(f"more than one row per {pair_by} for {base!r} or {new!r} ({metric})")
     d = (b - a).dropna()
+    a, b = a[d.index], b[d.index]
     mean = float(d.mean()) if len(d) else math.nan
     sd = float(d.std(ddof=1)) if len(d) > 1 else math.nan
     return a, b, d, mean, sd, mean_interval(mean, sd, len(d))

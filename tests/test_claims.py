@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from itmlib.claims import CLAIM_FILES, _claim, claim, claims_for, load_claims, paper_cells, paper_side
-from itmlib.notebooks import NOTEBOOKS
+from itmlib.course.notebooks import NOTEBOOKS
 from itmlib.verdicts import CLAIM_COLUMNS, judge_claims
 
 

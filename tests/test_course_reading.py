@@ -8,16 +8,16 @@ import subprocess
 import nbformat
 import pytest
 
-from itmlib.findings import findings_text, unsupported_numbers
-from itmlib.notebooks import NOTEBOOKS, clean_executed
+from itmlib.course.findings import findings_text, unsupported_numbers
+from itmlib.course.notebooks import NOTEBOOKS, clean_executed
 from itmlib.paths import repo_root
-from itmlib.site import build_site, check_site, math_to_mathml
-from itmlib.conclusions import CONCLUSIONS_END, CONCLUSIONS_START, paper_conclusions
-from itmlib.summary import all_claims
+from itmlib.course.site import build_site, check_site, math_to_mathml
+from itmlib.course.conclusions import CONCLUSIONS_END, CONCLUSIONS_START, paper_conclusions
+from itmlib.course.summary import all_claims
 
 ROOT = repo_root()
 #: notebooks whose executed copy waits for their next grid run (no member records yet: they train for hours)
-AWAITING_RERUN = {"06_phrase_labels", "07_semantic_neighborhoods", "08_teran"}
+AWAITING_RERUN = {"06_phrase_labels", "07_semantic_neighborhoods"}
 
 
 def test_the_number_checker_finds_a_number_no_table_holds():
@@ -43,7 +43,7 @@ def test_readme_is_one_page_with_generated_conclusions_and_no_ticket_numbers():
     assert len(text.split()) <= 1500, f"README.md has {len(text.split())} words (a newcomer's page is <= 1,500)"
     block = text.split(CONCLUSIONS_START, 1)[1].split(CONCLUSIONS_END, 1)[0].strip()
     assert block == paper_conclusions(all_claims(ROOT / "results")).strip(), \
-        "README.md's conclusions disagree with results/*/claims.csv: run itmlib.summary.write_conclusions()"
+        "README.md's conclusions disagree with results/*/claims.csv: run itmlib.course.summary.write_conclusions()"
     for f in [ROOT / "README.md", ROOT / "results" / "README.md", *sorted((ROOT / "notebooks").glob("*.ipynb"))]:
         assert not re.search(r"\bissues? #?\d+", f.read_text(encoding="utf-8"), re.I), f"{f.name} cites a ticket number"
 

@@ -3,7 +3,7 @@
 import pandas as pd
 import pytest
 
-from itmlib.explore import ablation_table, ablations, compare, knobs, load_members
+from itmlib.course.explore import ablation_table, ablations, compare, knobs, load_members
 from itmlib.verdicts import claim_verdict
 
 
@@ -52,7 +52,7 @@ def test_the_widget_is_driven_by_its_dropdowns():
 
 
 def test_train_this_one_now_adds_a_smoke_member_apart_from_the_committed_ones(tmp_path, monkeypatch):
-    from itmlib import explore
+    from itmlib.course import explore
 
     monkeypatch.setattr(explore, "SESSION", {})
     row = explore.train_setting("04_sam", method="tau=5 soft +T", epochs=1)

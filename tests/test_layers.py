@@ -18,7 +18,7 @@ LAYERS = [
     ["train", "grounding"],
     ["grid", "paper_numbers", "claims", "verdicts"],
     ["papers"],
-    ["params", "results", "findings", "viz", "summary", "conclusions", "explore", "notebooks", "site"],
+    ["course"],
 ]
 
 
@@ -79,3 +79,10 @@ def test_a_module_over_300_lines_says_why_in_its_docstring(path):
     doc = ast.get_docstring(ast.parse(text)) or ""
     assert "on purpose" in doc or "lines because" in doc or "hence its" in doc, (
         f"itmlib/{path.relative_to(PKG)} has {n} lines: split it, or say in its module docstring why it is one module")
+
+
+def test_the_package_root_shows_the_layers():
+    """The course machinery sits in ``itmlib.course``, not beside the paper layers at the root."""
+    course = {p.stem for p in (PKG / "course").glob("*.py")} - {"__init__"}
+    assert {"params", "results", "findings", "summary", "site", "notebooks"} <= course
+    assert not course & {p.stem for p in PKG.glob("*.py")}

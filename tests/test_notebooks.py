@@ -12,9 +12,9 @@ from pathlib import Path
 import papermill as pm
 import pytest
 
-from itmlib.notebooks import NOTEBOOKS, notebook_paths, run_notebook, scale_overrides
+from itmlib.course.notebooks import NOTEBOOKS, notebook_paths, run_notebook, scale_overrides
 from itmlib.paths import repo_root
-from itmlib.results import read_table
+from itmlib.course.results import read_table
 
 PATHS = notebook_paths()
 COMMON = {"dataset": "str", "scale": "str", "seed": "int", "device": "str", "results_dir": "str"}
@@ -329,7 +329,7 @@ def test_every_notebook_ends_with_what_we_found(path: Path):
 @pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
 def test_parameters_are_validated_in_one_place(path: Path):
     """Every notebook hands its parameters to start_run(..., globals()), which checks them all
-    (itmlib.params); no notebook repeats the checks."""
+    (itmlib.course.params); no notebook repeats the checks."""
     cells = _code_cells(path)
     assert any(f'start_run("{path.stem}", globals()' in c for c in cells), path.name
     assert not any(re.search(r"\bcheck_(choice|positive|fraction)\(", c) for c in cells[1:]), path.name
@@ -353,7 +353,7 @@ def test_teran_claims_are_all_judged_whatever_the_main_pooling(pooling):
 
 
 def test_make_tables_says_how_long_each_notebook_took_last_time(tmp_path: Path, monkeypatch, capsys):
-    import itmlib.notebooks as nbs
+    import itmlib.course.notebooks as nbs
 
     monkeypatch.setattr(nbs, "run_notebook", lambda nb, out, params: 754.0)   # no kernel: the timing log only
     args = ["run", "--only", "01_recall_metrics", "--output-dir", str(tmp_path), "--results-dir", str(tmp_path / "r")]
@@ -367,7 +367,7 @@ def test_make_tables_says_how_long_each_notebook_took_last_time(tmp_path: Path, 
 def test_threads_option_reaches_the_kernel_environment(tmp_path: Path, monkeypatch):
     """A 2-thread kernel beside a two-worker grid on 2 cores ran VSE++ ~20x slower (18 min vs 45-60 s an
     epoch at medium): `--threads 1` must reach the kernel, which inherits the runner's environment."""
-    import itmlib.notebooks as nbs
+    import itmlib.course.notebooks as nbs
 
     seen = {}
     monkeypatch.setattr(nbs, "run_notebook", lambda nb, out, params: seen.setdefault("omp", os.environ.get("OMP_NUM_THREADS")) and 1.0)

@@ -1,9 +1,9 @@
-"""Notebook parameters: typed from each parameters cell, validated in one place (itmlib.params)."""
+"""Notebook parameters: typed from each parameters cell, validated in one place (itmlib.course.params)."""
 
 import pytest
 
-from itmlib.notebooks import notebook_paths
-from itmlib.params import declared_parameters, validate_parameters
+from itmlib.course.notebooks import notebook_paths
+from itmlib.course.params import declared_parameters, validate_parameters
 
 LIST_KNOBS = [(p.stem, name) for p in notebook_paths() for name, (typ, _) in declared_parameters(p.stem).items()
               if typ == "list"]

@@ -5,7 +5,7 @@ import pytest
 
 import itmlib
 from itmlib.paths import repo_root, resolve_path
-from itmlib.results import read_table, start_run, write_table
+from itmlib.course.results import read_table, start_run, write_table
 
 META = {"data": "unit-test data", "dataset": "synthetic", "scale": "smoke", "seed": 0, "device": "cpu",
         "paper": "Biten et al., Table 1"}

@@ -6,7 +6,7 @@ import io
 import nbformat
 import pytest
 
-from itmlib.site import build_site, check_site, page_header
+from itmlib.course.site import build_site, check_site, page_header
 
 
 def _executed(stem: str, *, figure: bool, claims: bool) -> nbformat.NotebookNode:

@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 
 from itmlib.claims import CLAIM_FILES, load_claims
-from itmlib.results import write_table
-from itmlib.summary import (README_END, README_START, _ours, all_claims, claims_markdown, verdict_kind,
+from itmlib.course.results import write_table
+from itmlib.course.summary import (README_END, README_START, _ours, all_claims, claims_markdown, verdict_kind,
                             write_claims_readme)
 from itmlib.paths import repo_root
 

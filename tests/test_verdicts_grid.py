@@ -134,6 +134,20 @@ def test_claim_verdict_rows_by_hand():
         claim_verdict(scarce, "base", "sam", "rsum", "better", "c", "p")
 
 
+def test_extra_seeds_of_one_arm_are_left_out_of_its_pairs_and_named_in_the_header():
+    from itmlib.grid import devices_note
+
+    # the model has five seeds (2-4 on a GPU), its baseline two: only seeds 0 and 1 pair
+    runs = pd.DataFrame({"method": ["new"] * 5 + ["base"] * 2, "seed": [0, 1, 2, 3, 4, 0, 1],
+                         "rsum": [110.0, 112.0, 500.0, 500.0, 500.0, 100.0, 101.0],
+                         "device": ["cpu", "cpu", "cuda (X)", "cuda (X)", "cuda (X)", "cpu", None]})
+    row = claim_verdict(runs, "base", "new", "rsum", "higher", "c", "p")
+    assert row["seeds"] == 2 and row["difference"] == pytest.approx(10.5)
+    assert row["ours (model vs baseline)"] == "111 vs 100"       # the paired seeds' means, not 326.8 vs 100.5
+    assert devices_note(runs, "cpu") == "seeds 2-4 of new trained on cuda (X), the rest on cpu"
+    assert devices_note(runs[runs.seed < 2], "cpu") == "" and devices_note(runs.drop(columns="device"), "cpu") == ""
+
+
 def test_vse_config_follows_the_scale():
     c = vse_config("full", loss="sam", tau=5.0)
     assert (c.epochs, c.batch_size, c.model.embed_dim, c.model.word_dim, c.model.hidden_dim) == (30, 128, 1024, 300, 2048)
@@ -319,7 +333,7 @@ def test_grid_progress_says_what_trains_what_loads_and_the_eta(tmp_path, tiny, c
 
 
 def test_grid_progress_goes_to_the_progress_file_when_a_runner_watches(tmp_path, monkeypatch, capsys):
-    """Under `python -m itmlib.notebooks run` (ITM_PROGRESS_LOG set) the per-member lines go to the file the runner
+    """Under `python -m itmlib.course.notebooks run` (ITM_PROGRESS_LOG set) the per-member lines go to the file the runner
     prints to its terminal, not to the notebook's output."""
     from itmlib.progress import GridProgress, MemberStatus, log_line
 
@@ -402,6 +416,7 @@ def test_member_records_stand_in_for_training_and_give_the_same_tables(tmp_path,
     assert len(list(rec.glob("*.json"))) == 4
     saved = json.loads(next(rec.glob("VSEpp-*.json")).read_text())
     assert saved["config"]["seed"] in (0, 1) and saved["rows"][0]["method"] == "VSE++" and saved["history"]["epoch"]
+    assert saved["device"] == "cpu" and set(first.device) == {"cpu"}   # a record names where it trained
 
     shutil.rmtree(tmp_path / "b")                                     # the checkpoints are gone ...
     one = member_record_path(cfgs["SAM"], "SAM", 1.0, 1, tr, rec, "x").name.rsplit("-", 1)[0]

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from .data.base import ITMDataset
+from ..data.base import ITMDataset
 
 __all__ = ["show_scene", "show_word_grounding", "show_phrase_scores", "compact", "claims_view"]
 
@@ -42,8 +42,8 @@ def show_word_grounding(ax: Any, ds: ITMDataset, caption: int, regions: Any, reg
     region, labelled with the word and its cosine. Returns (word, region slot, cosine) per word."""
     from matplotlib.patches import Rectangle
 
-    from .grounding import word_region_scores
-    from .models.vocab import tokenize
+    from ..grounding import word_region_scores
+    from ..models.vocab import tokenize
 
     image = int(ds.img_of_caption[caption])
     ax.imshow(np.asarray(ds.render(image, size)))

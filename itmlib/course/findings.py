@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from .paths import repo_root
+from ..paths import repo_root
 from .results import Run, read_table
 
 __all__ = ["committed_table", "committed_claims", "verdict_sentence", "claims_findings", "show_findings",
@@ -45,7 +45,7 @@ def committed_claims(notebook: str, tables: tuple[str, ...] = ("claims",)) -> pd
 def verdict_sentence(claims: pd.DataFrame) -> str:
     """One line drawn from a claims table: how many claims hold, do not hold, are inconclusive -
     headline claims and deterministic checks named apart (what a reader must take away)."""
-    from .claims import claim as find
+    from ..claims import claim as find
     from .summary import VERDICT_KINDS, verdict_kind
 
     if "verdict" not in claims.columns:

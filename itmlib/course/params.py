@@ -18,8 +18,8 @@ import json
 from functools import lru_cache
 from typing import Any, Callable, Mapping
 
-from .config import check_choice, check_fraction, check_positive
-from .paths import repo_root
+from ..config import check_choice, check_fraction, check_positive
+from ..paths import repo_root
 
 __all__ = ["declared_parameters", "validate_parameters", "RULES"]
 
@@ -51,7 +51,7 @@ def _each(check: Callable[[str, Any], Any], *, may_be_empty: bool = False) -> Ca
 
 
 def _parse_executor(v: Any) -> None:
-    from .grid import parse_executor
+    from ..grid import parse_executor
 
     parse_executor(v)
 
@@ -66,19 +66,19 @@ def _choice(*choices: str) -> Callable[[str, Any], None]:
 
 
 def _nbr_arm(name: str, v: Any) -> None:
-    from .papers.neighborhoods import ARMS
+    from ..papers.neighborhoods import ARMS
 
     check_choice(name, v, tuple(ARMS))
 
 
 def _sam_arm(name: str, v: Any) -> None:
-    from .papers.ncs_sam import SCARCE_ARMS
+    from ..papers.ncs_sam import SCARCE_ARMS
 
     check_choice(name, v, tuple(SCARCE_ARMS))
 
 
 def _poolings(name: str, v: Any) -> None:
-    from .models.alignment import POOLINGS
+    from ..models.alignment import POOLINGS
 
     check_choice(name, v, POOLINGS)
 

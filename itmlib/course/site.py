@@ -1,4 +1,4 @@
-"""A static site of the executed course: ``make site`` (``python -m itmlib.site``).
+"""A static site of the executed course: ``make site`` (``python -m itmlib.course.site``).
 
 ``make tables`` commits each notebook it executed, cleaned, as ``results/<nb>/<nb>.ipynb``
 (never in ``notebooks/``, which stay output-free for clean diffs). This renders those copies
@@ -21,8 +21,8 @@ import sys
 from pathlib import Path
 import nbformat
 
-from . import __version__
-from .paths import resolve_path
+from .. import __version__
+from ..paths import resolve_path
 
 __all__ = ["page_header", "math_to_mathml", "build_site", "check_site", "main"]
 
@@ -166,7 +166,7 @@ def check_site(out_dir: str | os.PathLike[str] = "runs/site") -> dict[str, list[
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m itmlib.site", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m itmlib.course.site", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--executed", default="results",
                     help="executed notebooks: results/ (the committed copies, results/<nb>/<nb>.ipynb) or a flat folder")

@@ -31,9 +31,9 @@ from typing import Any
 
 import pandas as pd
 
-from . import __version__
-from .config import check_choice, get_scale, resolve_device, set_seed
-from .paths import atomic_write_text, resolve_path
+from .. import __version__
+from ..config import check_choice, get_scale, resolve_device, set_seed
+from ..paths import atomic_write_text, resolve_path
 
 __all__ = ["Run", "start_run", "write_table", "read_table", "atomic_write_text"]
 
@@ -160,7 +160,7 @@ def start_run(
 
     In a notebook: ``run = start_run("04_sam", globals(), datasets=("synthetic",))``. With
     ``namespace`` every parameter declared in the notebook's ``parameters`` cell is read from
-    it, coerced to its declared type and checked (:func:`itmlib.params.validate_parameters`),
+    it, coerced to its declared type and checked (:func:`itmlib.course.params.validate_parameters`),
     and written back (so ``-p fractions "[0.05]"`` arrives as a list). Relative
     ``results_dir`` is resolved against the repository root, so the notebook behaves the
     same whether papermill runs from the root or from ``notebooks/``.

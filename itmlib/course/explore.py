@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .paths import repo_root
+from ..paths import repo_root
 
 __all__ = ["load_members", "knobs", "ablation_table", "compare", "ablations", "train_setting", "SESSION"]
 
@@ -45,7 +45,7 @@ _NOT_KNOBS = {"seed", "data", "record", "evaluation", "written", "seconds", "mem
 def _flat_config(cfg: dict[str, Any]) -> dict[str, Any]:
     """A stored config flattened: the training fields (defaults filled in for fields left out of the hash)
     and the model's fields (``model_kind``; a model field named like a training field gets ``model_``)."""
-    from .train import _LATER_FIELDS, _LATER_MODEL_FIELDS
+    from ..train import _LATER_FIELDS, _LATER_MODEL_FIELDS
 
     out = {**_LATER_FIELDS, **{k: v for k, v in cfg.items() if k != "model"}}
     model = {**_LATER_MODEL_FIELDS, **cfg.get("model", {})}
@@ -114,7 +114,7 @@ def knobs(notebook: str, results_dir: str = "results") -> dict[str, list[Any]]:
 
 
 def _metric_columns(df: pd.DataFrame) -> list[str]:
-    from .metrics import METRIC_COLUMNS
+    from ..metrics import METRIC_COLUMNS
 
     extra = [c for c in df.columns if c.startswith(("acc_", "grounding", "t2i_ndcg", "i2t_ndcg", "i2t_acc", "t2i_acc"))]
     return [c for c in METRIC_COLUMNS if c in df.columns] + [c for c in extra if c not in METRIC_COLUMNS]
@@ -152,7 +152,7 @@ def compare(notebook: str, base: dict[str, Any], new: dict[str, Any], metric: st
             expect: str = "higher", results_dir: str = "results") -> dict[str, Any]:
     """``new`` against ``base`` on ``metric``, paired by seed and judged by :func:`itmlib.verdicts.claim_verdict`
     (the 95% interval of the mean paired difference). Each side must pick one member per seed."""
-    from .verdicts import claim_verdict
+    from ..verdicts import claim_verdict
 
     sides = []
     for name, sel in (("base", base), ("new", new)):
@@ -174,7 +174,7 @@ def compare(notebook: str, base: dict[str, Any], new: dict[str, Any], metric: st
 # -- the widget ------------------------------------------------------------------------------------------
 def _in_widget_frontend() -> bool:
     """True in a Jupyter kernel with a front end; False in a plain interpreter and in headless runs
-    (``python -m itmlib.notebooks run`` - ``make tables``, ``make course``, the tests - sets ``ITM_PROGRESS_LOG``;
+    (``python -m itmlib.course.notebooks run`` - ``make tables``, ``make course``, the tests - sets ``ITM_PROGRESS_LOG``;
     set ``ITM_HEADLESS=1`` for a papermill run of your own)."""
     import os
 
@@ -303,10 +303,10 @@ def train_setting(notebook: str, scale: str = "smoke", *, seed: int = 0, epochs:
     """Train the setting ``knob_values`` picks (one member's config, any seed) at ``scale`` in this process,
     evaluate it on that scale's test split, and add it to :func:`load_members` as "this session, smoke".
     ``epochs``: the scale's default unless given. VSE-family members (notebooks 03-05) only; returns the test row."""
-    from .data import load_dataset
-    from .papers.ncs_sam import vse_config
-    from .relevance import eval_relevance
-    from .train import TrainConfig, evaluate, train
+    from ..data import load_dataset
+    from ..papers.ncs_sam import vse_config
+    from ..relevance import eval_relevance
+    from ..train import TrainConfig, evaluate, train
 
     t = ablation_table(notebook, results_dir=results_dir, **knob_values)
     t = t[t.source.str.startswith("committed")]

@@ -1,6 +1,6 @@
 """Run the course notebooks headless with papermill (``make course``, ``make tables``, tests).
 
-``python -m itmlib.notebooks run --scale smoke`` executes every notebook in
+``python -m itmlib.course.notebooks run --scale smoke`` executes every notebook in
 ``notebooks/`` in order into ``runs/``; parameter overrides per scale come
 from ``ci/<scale>.yaml`` (a mapping notebook stem -> parameters). Notebooks
 run with ``notebooks/`` as their working directory, like a user who starts
@@ -28,9 +28,9 @@ import time
 from pathlib import Path
 from typing import Any, Iterator
 
-from .config import check_choice, SCALES
-from .paths import repo_root, resolve_path
-from .progress import format_duration
+from ..config import check_choice, SCALES
+from ..paths import repo_root, resolve_path
+from ..progress import format_duration
 
 __all__ = ["NOTEBOOKS", "notebook_paths", "scale_overrides", "run_notebook", "clean_executed", "keep_executed", "main"]
 
@@ -163,14 +163,14 @@ def run_notebook(notebook: str | Path, output: str | Path, parameters: dict[str,
     out = resolve_path(output)
     out.parent.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    with _environ(ITM_HEADLESS="1"):   # the kernel inherits it: widgets show their plain tables (itmlib.explore)
+    with _environ(ITM_HEADLESS="1"):   # the kernel inherits it: widgets show their plain tables (itmlib.course.explore)
         pm.execute_notebook(str(nb), str(out), parameters=parameters or {}, kernel_name="python3", language="python",
                             cwd=str(cwd if cwd is not None else nb.parent), progress_bar=progress, log_output=False)
     return time.perf_counter() - t0
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m itmlib.notebooks", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m itmlib.course.notebooks", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     run = sub.add_parser("run", help="execute the notebooks in order")
