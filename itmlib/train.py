@@ -29,8 +29,13 @@ the SAM margin analysis and the benchmarks. What makes runs reproducible and res
 SAM's CIDEr-D uses the document frequencies of the training subset actually
 used (recomputed for every reduced-data subset), through one
 :class:`~itmlib.relevance.CiderDIndex` built before the first epoch.
-Gradient clipping (norm 2), Adam, learning rate x0.1 every ``lr_decay_epochs``, optionally
-raised linearly from 0 over the first ``lr_warmup_iters`` iterations (TERAN's F30K config).
+Gradient clipping (norm 2), Adam. Learning rate (``lr_schedule``): ``"step"``, x0.1 every
+``lr_decay_epochs``, optionally raised linearly from 0 over the first ``lr_warmup_iters`` iterations
+(TERAN's F30K config); or ``"linear"`` (:func:`linear_lr`, SSAMT's "linear-decay scheduler with 10K
+update steps, 1K warm-up steps"): up linearly over the first tenth of the run's update steps (or
+``lr_warmup_iters``), then down linearly to 0 at its last step. A two-phase model's second phase is
+a run of its own for the schedule (it starts at its own warm-up), and ``phase_one_lr`` (0: ``lr``) is
+the first phase's peak (SSAMT: 2e-4 intra, 6e-4 inter).
 With ``max_violation`` the triplet loss sums over all negatives for the first
 ``warmup_epochs`` epochs and takes the hardest negative after (VSE-infinity's
 warm-up): hardest negatives from a random start leave the loss stuck at
@@ -68,6 +73,7 @@ from .models.vocab import Vocab
 from .paths import resolve_path
 
 __all__ = ["TrainConfig", "TrainResult", "train", "evaluate", "dev_scores", "config_hash", "score_batch", "DEV_NDCG_K",
+           "linear_lr",
            "checkpoint_folder", "epochs_done"]
 
 logger = logging.getLogger(__name__)
@@ -97,6 +103,8 @@ class TrainConfig:
     lr: float = 1e-3                 # VSE++/CVSE use 2e-4 at 1024-d; chosen on the baseline's dev split before any SAM run
     lr_decay_epochs: int = 15
     lr_warmup_iters: int = 0         # linear lr warm-up over the first iterations (TERAN's F30K config: 1000)
+    lr_schedule: str = "step"        # "step" (x0.1 every lr_decay_epochs) or "linear" (warm-up, then linear decay to 0)
+    phase_one_lr: float = 0.0        # a two-phase model's first-phase peak lr (0: lr)
     grad_clip: float = 2.0
     select_by: str = "rsum"          # "rsum", "nsum" (needs a dev_relevance matrix) or "ndcg" (TERAN; a matrix or mapping)
     seed: int = 0
@@ -111,6 +119,9 @@ class TrainConfig:
         check_choice("select_by", self.select_by, ("rsum", "nsum", "ndcg"))
         check_choice("phi_control", self.phi_control, ("none", "shuffled"))
         check_choice("phi_self", self.phi_self, ("include", "leave_one_out"))
+        check_choice("lr_schedule", self.lr_schedule, ("step", "linear"))
+        if self.phase_one_lr < 0:
+            raise ValueError(f"phase_one_lr must be >= 0 (0: lr), got {self.phase_one_lr}")
         if self.sam_weight < 0:
             raise ValueError(f"sam_weight must be >= 0, got {self.sam_weight}")
         check_positive("tau", self.tau)
@@ -132,7 +143,20 @@ class TrainConfig:
 #: fields added after checkpoints existed: left out of the stored config (and the hash) while at these
 #: defaults, so every earlier checkpoint keeps its name
 _LATER_FIELDS = {"lr_warmup_iters": 0, "sam_weight": 1.0, "phi_control": "none", "phi_self": "include",
-                 "sam_warmup": False}
+                 "sam_warmup": False, "lr_schedule": "step", "phase_one_lr": 0.0}
+
+
+def linear_lr(peak: float, t: int, total: int, warmup: int) -> float:
+    """The ``"linear"`` schedule's learning rate at update ``t`` (0-based) of a run of ``total`` updates:
+
+        lr(t) = peak · (t + 1) / W                 for t < W (warm-up)
+        lr(t) = peak · (total - t) / (total - W)   after (linear decay, 0 after the last update)
+    """
+    if total < 1 or not 0 <= warmup < total:
+        raise ValueError(f"need total >= 1 and 0 <= warmup < total, got total={total}, warmup={warmup}")
+    if t < warmup:
+        return peak * (t + 1) / warmup
+    return peak * max(0, total - t) / (total - warmup)
 _LATER_MODEL_FIELDS = {"finetune_layers": 0}
 
 
@@ -234,7 +258,8 @@ def checkpoint_folder(cfg: TrainConfig, name: str, ckpt_dir: str | os.PathLike[s
 def _phase_one(cfg: TrainConfig) -> tuple[TrainConfig, str] | None:
     """A two-phase model's first phase as its own run (config, name), or None."""
     if hasattr(cfg.model, "phase_one") and 0 < cfg.model.intra_epochs < cfg.epochs:
-        return dataclasses.replace(cfg, epochs=cfg.model.intra_epochs, model=cfg.model.phase_one()), \
+        return dataclasses.replace(cfg, epochs=cfg.model.intra_epochs, model=cfg.model.phase_one(),
+                                   lr=cfg.phase_one_lr or cfg.lr, phase_one_lr=0.0), \
             f"{cfg.model.kind}-phase1"
     return None
 
@@ -310,6 +335,7 @@ def train(cfg: TrainConfig, train_ds: ITMDataset, dev_ds: ITMDataset, *,
     text = model.dataset_inputs(train_ds, vocab) if hasattr(model, "dataset_inputs") else \
         model.text_inputs(train_ds.captions, vocab)
     first_selectable = model.first_selectable_epoch(cfg.epochs) if hasattr(model, "first_selectable_epoch") else 0
+    first_epoch = cfg.model.intra_epochs if _phase_one(cfg) is not None else 0   # where this run's schedule starts
     t0 = time.perf_counter()
     ran = 0
     if start < cfg.epochs:
@@ -331,13 +357,20 @@ def train(cfg: TrainConfig, train_ds: ITMDataset, dev_ds: ITMDataset, *,
             if cap_idx.size < 2:
                 continue
             step = epoch * len(starts) + b             # global iteration, the same after a resume
-            if step <= cfg.lr_warmup_iters and cfg.lr_warmup_iters:   # linear lr warm-up, then the step schedule's lr
+            if cfg.lr_schedule == "linear":   # this run's own updates: a second phase starts its own schedule
+                run_steps = (cfg.epochs - first_epoch) * len(starts)
+                warm = cfg.lr_warmup_iters or run_steps // 10
+                for g in opt.param_groups:
+                    g["lr"] = linear_lr(cfg.lr, step - first_epoch * len(starts), run_steps, min(warm, run_steps - 1))
+            elif step <= cfg.lr_warmup_iters and cfg.lr_warmup_iters:   # linear lr warm-up, then the step schedule's lr
                 for g in opt.param_groups:
                     g["lr"] = cfg.lr * 0.1 ** (epoch // cfg.lr_decay_epochs) * min(1.0, (step + 1) / cfg.lr_warmup_iters)
             hardest = cfg.max_violation and epoch >= cfg.warmup_epochs
             if hasattr(model, "batch_loss"):  # a model with its own losses (SSAMT, eqs. 1-4)
                 loss = model.batch_loss(train_ds, text, cap_idx, epoch=epoch, margin=cfg.margin, hardest=hardest,
                                         device=device)
+                if loss is None:   # no negative in this batch (SSAMT's phase 2)
+                    continue
             else:
                 scores, same, img_idx = score_batch(model, train_ds, text, cap_idx, device)
                 if cfg.loss == "triplet":

@@ -75,6 +75,17 @@ def test_angular_gradients_match_finite_differences():
 
 
 # ----- metrics -------------------------------------------------------------------
+def test_k_way_distractors_are_distinct_pairs_of_other_images():
+    from itmlib.metrics.kway import _distractors
+
+    rng = np.random.default_rng(0)
+    idx = _distractors(rng, np.arange(6), 6)                   # k - 1 = 5 of the 5 other pairs: all of them
+    assert all(set(row) == set(range(6)) - {i} for i, row in enumerate(idx))
+    groups = np.repeat(np.arange(20), 5)                        # 5 captions per image
+    idx = _distractors(rng, groups, 10)
+    assert all(len(set(row)) == 9 for row in idx) and not (groups[idx] == groups[:, None]).any()
+
+
 def test_k_way_accuracy_by_hand_and_seeded():
     x = np.eye(4, dtype=np.float32)
     assert k_way_accuracy(x, x, 4, n_draws=3) == {"i2t_acc4": 100.0, "t2i_acc4": 100.0}
@@ -123,6 +134,19 @@ def test_neighbor_table_code_mode_drops_duplicates_and_keeps_first_ten():
     assert paper.shape == (30, 20) and 1 in paper[0]
     assert code.shape == (30, CODE_FIRST_N) and 1 not in code[0] and 0 not in code[1]
     assert np.array_equal(code[15], paper[15][:CODE_FIRST_N])
+
+
+def test_neighbor_table_never_returns_a_rows_exact_float_duplicate():
+    """float32 L2 of two identical 200-d rows is not 0 (the public code's `dist > 0` keeps such a duplicate):
+    the code mode must still drop it."""
+    rng = np.random.default_rng(0)
+    v = (5 * rng.standard_normal((300, 200))).astype(np.float32)
+    v[100:150] = v[:50]                                                 # 50 texts twice
+    _, dist = knn(v, 5, metric="l2")
+    assert (dist[:50, 0] > 0).any()                                     # the float32 distance of a copy
+    code = neighbor_table(v, 20, "code")
+    for i, row in enumerate(code):
+        assert not any(np.array_equal(v[j], v[i]) for j in row if j >= 0), i
 
 
 # ----- Doc2Vec -----------------------------------------------------------------------
@@ -236,3 +260,26 @@ def test_gt_and_image_candidate_tables():
     assert (img[:, 0] // 5 != np.arange(1000) // 5).all() and (img % 5 == np.arange(1000)[:, None] % 5).all()
     with pytest.raises(ValueError, match="several captions per image"):
         candidate_table(nbr_config("smoke", "STRUC (GT, Text)").model, load_dataset("synthetic_news", "test"))
+
+
+def test_angular_and_symmetric_losses_by_hand():
+    """Eq. 2 + 3 (the public code's smooth form) and eq. 4 on two orthogonal pairs, computed by hand:
+    f = 4 tan²α (a + p)ᵀn − 2 (1 + tan²α) aᵀp = 4 (2, 0)ᵀ(0, 1) − 4 = −4 for every (anchor, negative),
+    so each anchor's loss is log(1 + e⁻⁴); eq. 4 sums the image- and the text-anchored terms."""
+    import math
+
+    import torch
+
+    from itmlib.losses.angular import angular_npair, symmetric_npair
+
+    a = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
+    other = torch.tensor([[False, True], [True, False]])          # each pair's negative: the other pair
+    one = math.log(1 + math.exp(-4))
+    assert float(angular_npair(a, a, a, other)) == pytest.approx(one, rel=1e-5)
+    assert float(symmetric_npair(a, a, other, "angular")) == pytest.approx(2 * one, rel=1e-5)
+    # the hinge form (eq. 2): the negative is outside the circle on a-p (here a = p: radius 0) -> no loss
+    assert float(angular_npair(a, a, a, other, form="hinge")) == 0.0
+    # a negative inside the circle: a = (1, 0), p = (-1, 0), n = (0, 0.5): ||a - p||² - 4 tan²α ||c - n||² = 4 - 1
+    hinge = angular_npair(torch.tensor([[1.0, 0.0]]), torch.tensor([[-1.0, 0.0]]), torch.tensor([[0.0, 0.5]]),
+                          torch.tensor([[True]]), form="hinge")
+    assert float(hinge) == pytest.approx(3.0)

@@ -69,8 +69,8 @@ def show_word_grounding(ax: Any, ds: ITMDataset, caption: int, regions: Any, reg
 def show_phrase_scores(ax: Any, parts: list[tuple[str, ...]], scores: Any, *, truth: list[bool] | None = None,
                        title: str = "") -> None:
     """SSAMT's Figure 3 as text on ``ax``: each token / phrase of a caption with its phrase-to-image score
-    s(p, I), blue above the caption's median, red below (darker = further), a cross on parts that are
-    false of the image (``truth`` False)."""
+    s(p, I), coloured by its sign as the paper does - blue positive, red negative, darker further from 0 -
+    and a cross on parts that are false of the image (``truth`` False)."""
     from matplotlib import colormaps
 
     s = np.asarray(scores, dtype=float)
@@ -78,14 +78,28 @@ def show_phrase_scores(ax: Any, parts: list[tuple[str, ...]], scores: Any, *, tr
         raise ValueError(f"one score per part: {len(parts)} parts, {len(s)} scores")
     ax.set_axis_off()
     ax.set_title(title, fontsize=9, loc="left")
-    span = max(float(np.abs(s - np.median(s)).max()), 1e-6)
+    span = max(float(np.abs(s).max()), 1e-6)
     cmap = colormaps["coolwarm_r"]
     n = len(parts)
     for j, (p, v) in enumerate(zip(parts, s)):
         mark = "" if truth is None or truth[j] else "  ✗ false"
         ax.text(0.0, 1 - (j + 0.5) / max(n, 1), f"{' '.join(p):<28s} {v:+.2f}{mark}", family="monospace", fontsize=8,
                 va="center", transform=ax.transAxes,
-                bbox=dict(facecolor=cmap(0.5 + 0.5 * (v - np.median(s)) / span), edgecolor="none", pad=1.5))
+                bbox=dict(facecolor=cmap(0.5 + 0.5 * v / span), edgecolor="none", pad=1.5))
+
+
+def show_attention_mask(ax: Any, allowed: Any, labels: list[str], title: str = "") -> None:
+    """SSAMT's attention mask (sec. 2.3) as a grid on ``ax``: row = the node that attends (query), column =
+    the node it may see (key); dark where allowed. ``labels`` name the nodes in order."""
+    a = np.asarray(allowed, dtype=float)
+    if a.shape != (len(labels), len(labels)):
+        raise ValueError(f"a square mask with one label per node: mask {a.shape}, {len(labels)} labels")
+    ax.imshow(a, cmap="Greys", vmin=0, vmax=1.4)
+    ax.set_xticks(range(len(labels)), labels, rotation=90, fontsize=7)
+    ax.set_yticks(range(len(labels)), labels, fontsize=7)
+    ax.set_xlabel("key (may be seen)")
+    ax.set_ylabel("query (attends)")
+    ax.set_title(title, fontsize=9)
 
 
 def _fmt_num(v: float) -> str:

@@ -29,15 +29,27 @@ __all__ = ["k_way_accuracy", "neighborhood_preservation"]
 
 
 def _distractors(rng: np.random.Generator, groups: np.ndarray, k: int) -> np.ndarray:
-    """(n, k − 1) indices j with groups[j] != groups[i], uniform over such pairs."""
+    """(n, k − 1) indices j with groups[j] != groups[i], drawn without replacement (k − 1 distinct pairs per
+    row, as the public code's ``random.sample``), uniform over such sets."""
     n = groups.shape[0]
     own = np.arange(n)[:, None]
     idx = rng.integers(n, size=(n, k - 1))
-    bad = groups[idx] == groups[own]
+    bad = (groups[idx] == groups[own]) | _repeats(idx)
     while bad.any():
         idx[bad] = rng.integers(n, size=int(bad.sum()))
-        bad = groups[idx] == groups[own]
+        bad = (groups[idx] == groups[own]) | _repeats(idx)
     return idx
+
+
+def _repeats(idx: np.ndarray) -> np.ndarray:
+    """True at each entry that repeats an earlier entry of its row."""
+    order = np.argsort(idx, axis=1, kind="stable")
+    s = np.take_along_axis(idx, order, 1)
+    dup = np.zeros(s.shape, bool)
+    dup[:, 1:] = s[:, 1:] == s[:, :-1]
+    out = np.zeros_like(dup)
+    np.put_along_axis(out, order, dup, 1)
+    return out
 
 
 def k_way_accuracy(img_emb: np.ndarray, txt_emb: np.ndarray, k: int, *, groups: np.ndarray | None = None,

@@ -193,12 +193,15 @@ class NbrModel(VSEModel):
         x2, y2 = x_all[B:], y_all[B:]
         if cfg.within == "ours":
             alpha, beta = cfg.weights()
+            # an anchor's sampled neighbour may also be in the batch as another anchor: it is then the
+            # positive of eqs. 6-7, never one of their negatives
+            neg_w = neg & (cap[None, :] != caps[B:, None]).to(device)
             if cfg.loss == "triplet":
-                l_text = triplet_npair(y, y2, y, neg, cfg.trip_margin)     # eq. 6, triplet form
-                l_img = triplet_npair(x, x2, x, neg, cfg.trip_margin)      # eq. 7, triplet form
+                l_text = triplet_npair(y, y2, y, neg_w, cfg.trip_margin)   # eq. 6, triplet form
+                l_img = triplet_npair(x, x2, x, neg_w, cfg.trip_margin)    # eq. 7, triplet form
             else:
-                l_text = angular_npair(y, y2, y, neg, cfg.tan2)            # eq. 6
-                l_img = angular_npair(x, x2, x, neg, cfg.tan2)             # eq. 7
+                l_text = angular_npair(y, y2, y, neg_w, cfg.tan2)          # eq. 6
+                l_img = angular_npair(x, x2, x, neg_w, cfg.tan2)           # eq. 7
             return loss + scale * (alpha * l_text + beta * l_img)          # eq. 8
         # STRUC: anchors' neighbour groups among the 2B items
         own = img_ids[:B, None] == img_ids[None, :]                      # (B, 2B) items of the anchor's image

@@ -29,14 +29,16 @@ hardest in the batch), one negative sentence and one negative image per positive
 a step encodes 3B pairs (:meth:`SSAMTModel.batch_loss`).
 
 Choices the paper leaves open (its numbers of sec. 3.2 were lost in extraction): sizes are
-the course's scale (one config below), Adam with the course's step decay instead of the
-linear warm-up/decay schedule, local score as the mean of its two parts, the phrase score of
+the course's scale (one config below), Adam with the paper's linear warm-up/decay schedule per
+phase (:func:`itmlib.train.linear_lr`; peak 1e-3, not the paper's 2e-4 / 6e-4:
+:func:`itmlib.papers.ssamt.ssamt_config` says why), local score as the mean of its two parts, the phrase score of
 a pair (Table 4) as the *lowest* s(p, I) over its parts, the input embeddings shared by both
 encoders. A cross-modal encoder cannot score all pairs of a test split on a CPU: evaluation
 ranks by s_intra and re-scores each query's top ``rerank_k`` with eq. 5 (:meth:`SSAMTModel.similarity`).
 
-One file over 300 lines on purpose: inputs, masks, both training phases and the re-ranking of one
-model read top to bottom, as nanoGPT's ``model.py`` does.
+One file over 300 lines on purpose: inputs, masks and both training phases of one model read top to
+bottom, as nanoGPT's ``model.py`` does; what picks the pairs its inter encoder sees (negatives in training,
+re-ranking candidates at test) is :mod:`itmlib.models.candidates`.
 """
 
 from __future__ import annotations
@@ -53,7 +55,9 @@ from ..data.base import ITMDataset
 from ..data.inputs import region_inputs
 from ..losses.phrase import matching_loss, phrase_matching_loss
 from ..losses.triplet import positive_mask_from_ids, triplet_loss
-from ..relevance.phrases import KINDS, LabelIndex, caption_phrases, image_labels, phrase_tokens
+from ..relevance.phrases import KINDS, LabelIndex, caption_phrases, image_labels, part_masks, phrase_tokens
+from .candidates import intra_negatives, rerank
+from .masks import attention_mask, float_mask
 from .vocab import Vocab, tokenize
 
 __all__ = ["SSAMTConfig", "SSAMTModel", "attention_mask"]
@@ -110,55 +114,11 @@ class SSAMTConfig:
 _INTER_ONLY = ("local_weight", "phrase_weight", "infer_inter", "infer_local", "rerank_k", "negative_pool")
 
 
-def attention_mask(region_valid: torch.Tensor, token_valid: torch.Tensor, phrase_valid: torch.Tensor,
-                   cover: torch.Tensor, *, image: bool = True, text: bool = True) -> torch.Tensor:
-    """(B, L, L) bool, True where query q may attend to key k, for the sequence
-    ``[v_g, regions (R)] + [t_g, tokens (T), phrases (P)]`` (either half alone with
-    ``image=False`` / ``text=False``, as the intra encoders see it).
-
-    Padding keys are hidden; the three rules of sec. 2.3 (inter: both halves present):
-    (1) no region is visible to t_g, (2) no token or phrase is visible to v_g, (3) a
-    phrase node sees only the tokens of ``cover`` (B, P, T). Every query sees itself."""
-    B = token_valid.shape[0] if text else region_valid.shape[0]
-    dev = (token_valid if text else region_valid).device
-    one = torch.ones(B, 1, dtype=torch.bool, device=dev)
-    parts, kinds = [], []
-    if image:
-        parts += [one, region_valid]
-        kinds += [0] * (1 + region_valid.shape[1])
-    if text:
-        parts += [one, token_valid, phrase_valid]
-        kinds += [1] + [2] * token_valid.shape[1] + [3] * phrase_valid.shape[1]
-    valid = torch.cat(parts, 1)                                   # (B, L)
-    L = valid.shape[1]
-    allowed = valid[:, None, :].expand(B, L, L).clone()
-    kind = torch.tensor(kinds, device=dev)
-    if image and text:
-        v_g, t_g = 0, 1 + region_valid.shape[1]
-        allowed[:, t_g, 1:t_g] = False                                # rule (1): regions hidden from t_g
-        allowed[:, v_g, t_g + 1:] = False                             # rule (2): tokens, phrases hidden from v_g
-    if text:
-        tok = (kind == 2).nonzero().squeeze(1)
-        phr = (kind == 3).nonzero().squeeze(1)
-        if phr.numel() and tok.numel():
-            rows = allowed[:, phr]                                    # (B, P, L)
-            rows[:, :, tok] = cover.to(dev) & token_valid[:, None, :]  # rule (3): a phrase sees its own words only
-            allowed[:, phr] = rows
-    idx = torch.arange(L, device=dev)
-    allowed[:, idx, idx] = True
-    return allowed
-
-
 def _encoder(cfg: SSAMTConfig) -> nn.TransformerEncoder:
     # pre-LN: the residual stream carries the inputs (for the inter encoder: the intra global vectors) through
     layer = nn.TransformerEncoderLayer(cfg.embed_dim, cfg.heads, cfg.ff_dim, cfg.dropout, batch_first=True,
                                        norm_first=True)
     return nn.TransformerEncoder(layer, cfg.layers, enable_nested_tensor=False)
-
-
-def _float_mask(allowed: torch.Tensor, heads: int) -> torch.Tensor:
-    m = torch.zeros(allowed.shape, dtype=torch.float32, device=allowed.device).masked_fill(~allowed, float("-inf"))
-    return m.repeat_interleave(heads, dim=0)
 
 
 def _cos(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -262,7 +222,7 @@ class SSAMTModel(nn.Module):
         """Rows of :meth:`text_inputs` -> (N, d) unit intra sentence vectors t̃ (rule 3 applies)."""
         x, tv, pv, cover = self._embed_text(t, dev)
         allowed = attention_mask(tv, tv, pv, cover, image=False)
-        return nn.functional.normalize(self.intra_text(x, mask=_float_mask(allowed, self.cfg.heads))[:, 0], dim=-1)
+        return nn.functional.normalize(self.intra_text(x, mask=float_mask(allowed, self.cfg.heads))[:, 0], dim=-1)
 
     def batch_scores(self, feats: torch.Tensor, mask: torch.Tensor, text: dict[str, torch.Tensor]) -> torch.Tensor:
         """(B_images, B_captions) intra-modality scores s_intra of one batch."""
@@ -287,7 +247,7 @@ class SSAMTModel(nn.Module):
         xt = torch.cat([intra[1][:, None] * scale, xt[:, 1:]], 1)
         x = torch.cat([xi + self.modality.weight[0], xt + self.modality.weight[1]], 1)
         allowed = attention_mask(rv, tv, pv, cover)
-        h = self.inter(x, mask=_float_mask(allowed, self.cfg.heads))
+        h = self.inter(x, mask=float_mask(allowed, self.cfg.heads))
         R = rv.shape[1]
         v_g, t_g = h[:, 0], h[:, 1 + R]
         regions, nodes = h[:, 1:1 + R], h[:, 2 + R:]
@@ -305,8 +265,9 @@ class SSAMTModel(nn.Module):
         return self.cfg.intra_epochs if epochs > self.cfg.intra_epochs else 0
 
     def batch_loss(self, ds: ITMDataset, text: dict[str, Any], cap_idx: np.ndarray, *, epoch: int, margin: float,
-                   hardest: bool, device: str = "cpu") -> torch.Tensor:
-        """One training step's loss: eq. 1's intra terms in phase 1 (``epoch < intra_epochs``), eq. 4 after."""
+                   hardest: bool, device: str = "cpu") -> torch.Tensor | None:
+        """One training step's loss: eq. 1's intra terms in phase 1 (``epoch < intra_epochs``), eq. 4 after;
+        None for a phase-2 batch that has no negative (its captions all describe one image), which is skipped."""
         cfg = self.cfg
         img_idx = ds.img_of_caption[cap_idx]
         feats, mask = region_inputs(ds, img_idx, cfg.use_boxes)
@@ -324,11 +285,10 @@ class SSAMTModel(nn.Module):
         B = len(cap_idx)
         with torch.no_grad():  # negatives sampled by the frozen intra scores (sec. 2.4)
             v_intra, t_intra = self.encode_image(feats, mask), self.encode_text(rows, device)
-            s = (v_intra @ t_intra.T).masked_fill(same, -np.inf)
-            k = min(cfg.negative_pool, B - int(same.sum(1).max()))
-            pick = torch.randint(k, (2, B), device=s.device)
-            neg_cap = s.topk(k, dim=1).indices.gather(1, pick[0][:, None])[:, 0].cpu().numpy()     # sentence of an image
-            neg_img = s.topk(k, dim=0).indices.gather(0, pick[1][None, :])[0].cpu().numpy()        # image of a sentence
+            negs = intra_negatives(v_intra @ t_intra.T, same, cfg.negative_pool)
+        if negs is None:   # every caption of the batch describes one image (a last, small batch): no negative
+            return None
+        neg_cap, neg_img = negs
         who_img = np.concatenate([np.arange(B), np.arange(B), neg_img])      # (I,T), (I,T⁻), (I⁻,T)
         who_cap = np.concatenate([np.arange(B), neg_cap, np.arange(B)])
         out = self.pair_scores(feats[who_img], mask[who_img], self._rows(text, np.asarray(cap_idx)[who_cap]),
@@ -339,38 +299,20 @@ class SSAMTModel(nn.Module):
             loss = loss + cfg.local_weight * matching_loss(lo[0], lo[1], lo[2], margin)
         if cfg.phrase_weight:
             n_tok = int(text["lengths"][torch.as_tensor(np.asarray(cap_idx)[who_cap])].max())  # as pair_scores lays out
-            pos, neg = self._split(text, np.concatenate([img_idx, img_idx[neg_img]]),
-                                   np.concatenate([np.asarray(cap_idx)[neg_cap], cap_idx]), n_tok, out["nodes"].shape[1])
+            pos, neg = part_masks(text["labels"], text["parts"], text["lengths"], np.concatenate([img_idx, img_idx[neg_img]]),
+                                  np.concatenate([np.asarray(cap_idx)[neg_cap], cap_idx]), n_tok, out["nodes"].shape[1])
             valid = out["node_valid"][B:]
             loss = loss + cfg.phrase_weight * phrase_matching_loss(out["nodes"][B:], pos.to(device) & valid,
                                                                    neg.to(device) & valid, margin)
         return loss
-
-    @staticmethod
-    def _split(text: dict[str, Any], ds_img: np.ndarray, caps: np.ndarray, T: int, width: int
-               ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Positive / negative masks (N, width) of each caption's parts against its paired image's labels,
-        laid out as :meth:`pair_scores` lays out nodes (``T`` token slots, then phrases)."""
-        labels: LabelIndex = text["labels"]
-        pos = torch.zeros(len(caps), width, dtype=torch.bool)
-        neg = torch.zeros_like(pos)
-        for r, (i, c) in enumerate(zip(ds_img, caps)):
-            parts = text["parts"][c]
-            n_tok = int(text["lengths"][c])
-            for j, p in enumerate(parts):
-                col = j if j < n_tok else T + (j - n_tok)
-                if col >= width:
-                    continue
-                (pos if labels.positive(int(i), p) else neg)[r, col] = True
-        return pos, neg
 
     # ---- evaluation ----------------------------------------------------------------------------------------
     @torch.no_grad()
     def score_pairs(self, ds: ITMDataset, text: dict[str, Any], images: np.ndarray, captions: np.ndarray,
                     device: str = "cpu", batch_size: int = 512) -> dict[str, np.ndarray]:
         """Inter scores of the pairs (images[n], captions[n]) of ``ds``, batched: ``inter``, ``local``,
-        ``phrase`` (the lowest s(p, I) over the caption's phrases, over its tokens when it has none) and
-        ``nodes`` (list of per-part arrays)."""
+        ``phrase`` (the lowest s(p, I) over the caption's phrase nodes; NaN for a caption without one, which
+        Table 4's phrase score cannot judge) and ``nodes`` (list of per-part arrays)."""
         was = self.training
         self.eval()
         out: dict[str, list] = {"inter": [], "local": [], "phrase": [], "nodes": []}
@@ -382,12 +324,11 @@ class SSAMTModel(nn.Module):
             nodes, valid = r["nodes"].cpu(), r["node_valid"].cpu()
             out["inter"].append(r["inter"].cpu().numpy())
             out["local"].append(r["local"].cpu().numpy())
-            # the pair's phrase score: its lowest-scoring phrase node (its lowest token without phrase nodes)
+            # the pair's phrase score: its lowest-scoring phrase node (NaN without one)
             T = rows["tokens"].shape[1]
-            judged = valid.clone()
-            has_phrase = valid[:, T:].any(1)
-            judged[has_phrase, :T] = False
-            out["phrase"].append(nodes.masked_fill(~judged, np.inf).min(1).values.numpy())
+            low = nodes[:, T:].masked_fill(~valid[:, T:], np.inf).min(1).values if nodes.shape[1] > T else \
+                torch.full((len(cp),), np.inf)
+            out["phrase"].append(torch.where(torch.isinf(low), torch.nan, low).numpy())
             out["nodes"] += [n[v].numpy() for n, v in zip(nodes, valid)]
         self.train(was)
         return {k: (np.concatenate(v) if k != "nodes" and v else v) for k, v in out.items()}
@@ -418,13 +359,9 @@ class SSAMTModel(nn.Module):
         k = self.cfg.rerank_k if k is None else k
         if int(self.phase) == 0 or k == 0:
             return s
-        cand = np.zeros(s.shape, dtype=bool)
-        ki, kc = min(k, s.shape[1]), min(k, s.shape[0])
-        np.put_along_axis(cand, np.argpartition(-s, ki - 1, axis=1)[:, :ki], True, axis=1)
-        np.put_along_axis(cand, np.argpartition(-s, kc - 1, axis=0)[:kc], True, axis=0)
-        im, cp = cand.nonzero()
-        r = self.score_pairs(ds, text, im, cp, device)
-        out = s.copy()
-        combined = s[im, cp] + self.cfg.infer_inter * r["inter"] + self.cfg.infer_local * r["local"]  # eq. 5
-        out[im, cp] = combined + (np.abs(s).max() + 3 * (1 + self.cfg.infer_inter + self.cfg.infer_local))
-        return out
+
+        def inter(im: np.ndarray, cp: np.ndarray) -> np.ndarray:   # eq. 5's inter terms
+            r = self.score_pairs(ds, text, im, cp, device)
+            return self.cfg.infer_inter * r["inter"] + self.cfg.infer_local * r["local"]
+
+        return rerank(s, k, inter)

@@ -9,26 +9,39 @@ losses (eqs. 1-4) in :mod:`itmlib.losses.phrase`; training is the course's one l
     S(I, T) = s_intra + λ_inter s_inter + λ_loc s_loc   (eq. 5)
 
 This module holds what is the paper's alone: configs by scale, the Table 3 arms, the
-evaluation bundle (Recall/NCS with re-ranking, Table 4's mismatch classification, Figure 3
+evaluation bundle (Recall/NCS with re-ranking, Table 4's mismatch classification by two protocols, Figure 3
 made measurable: is the lowest-scoring phrase of a negative caption a truly false one?),
 re-ranking depth against Recall and time, and the per-seed tables its claims are judged on.
 No public code exists; every choice is stated in the model module's docstring.
+
+Table 4's protocol. The paper reports global accuracies of 76.9 (i2t) and 83.9 (t2i) for a model whose
+R@10 is over 95%: ranking a positive above one sampled negative would score ~99% with such a model, so the
+paper most likely classifies each pair on its own against a threshold. :func:`classifier_accuracy` does
+that (a balanced set of positive and sampled negative pairs, the threshold chosen on dev pairs, and at 0);
+:func:`mismatch_accuracy` keeps the ranking protocol as a second column. The claims are judged on the
+threshold protocol.
+
+Over 300 lines on purpose: with no public code to point to, each of the paper's tables and the protocol it
+is measured by (Tables 1, 3, 4, 5, Figure 3) reads in one place.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from ..config import array_key, check_choice, check_fraction, get_scale, resolve_device
+from ..config import array_key, check_choice, check_fraction, check_positive, get_scale, resolve_device
 from ..data.base import CAPTIONS_PER_IMAGE, ITMDataset
 from ..models.ssamt import SSAMTConfig
 from ..train import TrainConfig, TrainResult, evaluate
 
-__all__ = ["ARMS", "arm_name", "relative_fractions", "PAPER_NAMES", "ssamt_config", "table3_configs", "negative_pairs", "mismatch_accuracy",
+__all__ = ["ARMS", "arm_name", "relative_fractions", "PAPER_NAMES", "ssamt_config", "fixed_updates", "scaled_epochs", "table3_configs",
+           "negative_pairs", "mismatch_accuracy", "mask_of_pair",
+           "best_threshold", "threshold_accuracy", "classifier_accuracy", "pair_thresholds",
            "false_phrases", "ssamt_evaluator", "rerank_curve", "pm_gains", "true_tuples", "with_paper_columns",
            "figure3_table"]
 
@@ -50,9 +63,14 @@ def arm_name(arm: str, phrases: bool) -> str:
 
 
 def ssamt_config(scale: str, *, arm: str = "+PM", phrases: bool = True, data: str = "", epochs: int | None = None,
-                 intra_epochs: int | None = None, lr: float = 5e-4, **model: Any) -> TrainConfig:
+                 intra_epochs: int | None = None, lr: float = 1e-3, intra_lr: float = 0.0, **model: Any) -> TrainConfig:
     """An SSAMT :class:`~itmlib.train.TrainConfig` sized by scale: Table 3's ``arm`` with or without phrase nodes.
-    ``epochs`` is the total (phase 1 + phase 2); lr 5e-4 (the paper's peak lrs: 2e-4 intra, 6e-4 inter)."""
+    ``epochs`` is the total (phase 1 + phase 2). The paper's schedule (sec. 3.2): Adam, each phase with a
+    linear warm-up over a tenth of its updates (the paper: 1K of 10K) and a linear decay to 0. Its peaks on
+    MS-COCO, 2e-4 intra and 6e-4 inter, go with batch sizes lost in extraction; at ours the smoke model
+    trained with them stays at chance on Table 4 (48.8% global i2t), so both phases peak at ``lr`` = 1e-3,
+    whose schedule has the mean of the constant 5e-4 the course used before (``intra_lr`` sets phase 1's
+    peak apart)."""
     check_choice("arm", arm, tuple(ARMS))
     sc = get_scale(scale)
     z = _SIZES[sc.name]
@@ -62,8 +80,23 @@ def ssamt_config(scale: str, *, arm: str = "+PM", phrases: bool = True, data: st
                      **{**ARMS[arm], **model})
     # phase 1 sums over all in-batch negatives throughout: with hardest negatives the intra transformers
     # collapse at this lr (dev Rsum 140 -> 33 at smoke, vsepp#27), and phase 2 then draws degenerate negatives
-    return TrainConfig(epochs=total, batch_size=sc.batch_size, lr=lr, lr_decay_epochs=max(total, 1), data=data,
-                       warmup_epochs=intra, model=mc)
+    return TrainConfig(epochs=total, batch_size=sc.batch_size, lr=lr, phase_one_lr=intra_lr, lr_schedule="linear",
+                       lr_decay_epochs=max(total, 1), data=data, warmup_epochs=intra, model=mc)
+
+
+def fixed_updates(cfg: TrainConfig, fraction: float) -> TrainConfig:
+    """``cfg`` for a run on ``fraction`` of the images with as many updates as on all of them (Table 5: the
+    paper trains every fraction for 10K update steps): both phases' epochs scaled by 1 / fraction, rounded."""
+    return scaled_epochs(cfg, 1.0 / check_fraction("fraction", fraction))
+
+
+def scaled_epochs(cfg: TrainConfig, scale: float) -> TrainConfig:
+    """``cfg`` with both phases' epochs times ``scale``, rounded (each phase at least one epoch)."""
+    check_positive("scale", scale)
+    intra = max(1, round(cfg.model.intra_epochs * scale)) if cfg.model.intra_epochs else 0
+    inter = max(1, round((cfg.epochs - cfg.model.intra_epochs) * scale))
+    return dataclasses.replace(cfg, epochs=intra + inter, warmup_epochs=intra,
+                               model=dataclasses.replace(cfg.model, intra_epochs=intra))
 
 
 def table3_configs(scale: str, *, data: str, arms: Iterable[str] = tuple(ARMS), phrase_settings: Iterable[bool] = (True, False),
@@ -94,9 +127,85 @@ def mismatch_accuracy(pos: dict[str, np.ndarray], neg_caption: dict[str, np.ndar
     out = {}
     for s in ("global", "local", "phrase"):
         key = "inter" if s == "global" else s
-        out[f"acc_{s}_i2t"] = 100 * float(np.mean(pos[key] > neg_caption[key]))
-        out[f"acc_{s}_t2i"] = 100 * float(np.mean(pos[key] > neg_image[key]))
+        for d, neg in (("i2t", neg_caption), ("t2i", neg_image)):
+            ok = np.isfinite(pos[key]) & np.isfinite(neg[key])   # a phrase score needs a phrase on both sides
+            out[f"acc_{s}_{d}"] = 100 * float(np.mean(pos[key][ok] > neg[key][ok])) if ok.any() else float("nan")
     return out
+
+
+def best_threshold(pos: np.ndarray, neg: np.ndarray) -> float:
+    """The threshold t that maximises the balanced accuracy of "a pair matches iff its score > t" on
+    positive scores ``pos`` and negative scores ``neg`` (chosen on dev, applied to test): the midpoint
+    between two neighbouring distinct scores, or below / above them all. Ties break to the lowest t."""
+    pos, neg = np.asarray(pos, float), np.asarray(neg, float)
+    pos, neg = pos[np.isfinite(pos)], neg[np.isfinite(neg)]   # pairs without a phrase score take no part
+    if not (len(pos) and len(neg)):
+        raise ValueError(f"a threshold needs positive and negative scores, got {len(pos)} and {len(neg)}")
+    v = np.unique(np.concatenate([pos, neg]))
+    cands = np.concatenate([[v[0] - 1.0], (v[:-1] + v[1:]) / 2, [v[-1] + 1.0]])
+    # positives above and negatives at or below each candidate, from sorted scores; balanced accuracy
+    # tp/P + tn/N compared as the integer tp N + tn P, so that equal accuracies tie exactly
+    tp = len(pos) - np.searchsorted(np.sort(pos), cands, side="right")
+    tn = np.searchsorted(np.sort(neg), cands, side="right")
+    return float(cands[int(np.argmax(tp * len(neg) + tn * len(pos)))])
+
+
+def threshold_accuracy(pos: np.ndarray, neg: np.ndarray, threshold: float) -> float:
+    """Percent of a balanced set of pairs classified right by "matches iff score > threshold": the mean
+    of the positives' and the negatives' accuracies (Table 4 as a per-pair classifier)."""
+    pos, neg = np.asarray(pos, float), np.asarray(neg, float)
+    pos, neg = pos[np.isfinite(pos)], neg[np.isfinite(neg)]
+    if not (len(pos) and len(neg)):
+        return float("nan")
+    return 100 * (float(np.mean(pos > threshold)) + float(np.mean(neg <= threshold))) / 2
+
+
+def classifier_accuracy(pos: dict[str, np.ndarray], neg_caption: dict[str, np.ndarray], neg_image: dict[str, np.ndarray],
+                        thresholds: Mapping[str, float]) -> dict[str, float]:
+    """Table 4 by the paper's protocol as we read it: each pair classified on its own, positive iff its score
+    exceeds a threshold - ``thr_<score>_<dir>`` with the threshold chosen on dev (``thresholds``, keyed
+    ``<score>_<dir>``) and ``thr0_<score>_<dir>`` at 0 (every score is a cosine, so signed). Positive pairs
+    against the sampled negative captions (i2t) or images (t2i), half and half."""
+    out = {}
+    for s in ("global", "local", "phrase"):
+        key = "inter" if s == "global" else s
+        for d, neg in (("i2t", neg_caption), ("t2i", neg_image)):
+            out[f"thr_{s}_{d}"] = threshold_accuracy(pos[key], neg[key], thresholds[f"{s}_{d}"])
+            out[f"thr0_{s}_{d}"] = threshold_accuracy(pos[key], neg[key], 0.0)
+    return out
+
+
+def pair_thresholds(pos: dict[str, np.ndarray], neg_caption: dict[str, np.ndarray],
+                    neg_image: dict[str, np.ndarray]) -> dict[str, float]:
+    """Dev thresholds for :func:`classifier_accuracy`: one per score and direction (:func:`best_threshold`)."""
+    def thr(p: np.ndarray, n: np.ndarray) -> float:
+        return best_threshold(p, n) if np.isfinite(p).any() and np.isfinite(n).any() else float("nan")
+
+    return {f"{s}_{d}": thr(pos[k], neg[k]) for s, k in (("global", "inter"), ("local", "local"), ("phrase", "phrase"))
+            for d, neg in (("i2t", neg_caption), ("t2i", neg_image))}
+
+
+def mask_of_pair(model: Any, ds: ITMDataset, text: dict[str, Any], image: int, caption: int, regions: int = 6
+                 ) -> tuple[np.ndarray, list[str]]:
+    """The inter encoder's attention mask (:func:`~itmlib.models.ssamt.attention_mask`) for one pair, padding
+    dropped, and a name for each node: ``v_g``, ``r1..``, ``t_g``, the caption's words, its phrases. Only the
+    first ``regions`` regions are kept (they all follow the same rules)."""
+    import torch
+
+    from ..data.inputs import region_inputs
+    from ..models.masks import attention_mask
+
+    _, rv = region_inputs(ds, np.array([image]), model.cfg.use_boxes)
+    rows = model._rows(text, np.array([caption]))          # one caption: no token or phrase padding
+    n_tok, n_phr = rows["tokens"].shape[1], rows["kinds"].shape[1]
+    tv, pv = torch.ones(1, n_tok, dtype=torch.bool), torch.ones(1, n_phr, dtype=torch.bool)
+    allowed = attention_mask(rv, tv, pv, rows["cover"])[0]
+    parts = text["parts"][caption]
+    names = (["v_g"] + [f"r{j + 1}" for j in range(rv.shape[1])] + ["t_g"] + [p[0] for p in parts[:n_tok]]
+             + ["(" + " ".join(p) + ")" for p in parts[n_tok:n_tok + n_phr]])
+    shown = rv[0] & (torch.arange(rv.shape[1]) < regions)
+    keep = torch.cat([torch.ones(1, dtype=torch.bool), shown, torch.ones(1 + n_tok + n_phr, dtype=torch.bool)])
+    return allowed[keep][:, keep].numpy(), [n for n, k in zip(names, keep.tolist()) if k]
 
 
 def true_tuples(ds: ITMDataset, image: int) -> set[tuple[str, ...]]:
@@ -141,11 +250,14 @@ def false_phrases(ds: ITMDataset, text: dict[str, Any], images: np.ndarray, capt
             "false_pairs": float(len(hits)), "label_precision": 100 * lab_false / lab_neg if lab_neg else nan}
 
 
-def ssamt_evaluator(test_ds: ITMDataset, test_relevance: np.ndarray | None, *, seed: int = 0,
-                    device: str = "cpu") -> Callable[[str, TrainResult, ITMDataset], list[dict[str, Any]]]:
+def ssamt_evaluator(test_ds: ITMDataset, test_relevance: np.ndarray | None, *, seed: int = 0, device: str = "cpu",
+                    dev_ds: ITMDataset | None = None) -> Callable[[str, TrainResult, ITMDataset], list[dict[str, Any]]]:
     """:func:`~itmlib.grid.run_grid`'s ``evaluate_fn`` for SSAMT runs: Recall and NCS (eq. 5 with re-ranking),
-    Table 4's accuracies and, with phrase nodes on the synthetic world, Figure 3's false-phrase rates."""
+    Table 4's accuracies - ranked against one sampled negative (``acc_*``) and, with ``dev_ds``, as a per-pair
+    classifier whose thresholds are chosen on dev pairs sampled the same way (``thr_*``, ``thr0_*``:
+    :func:`classifier_accuracy`) - and, with phrase nodes on the synthetic world, Figure 3's false-phrase rates."""
     pairs = negative_pairs(test_ds, seed)
+    dev_pairs = negative_pairs(dev_ds, seed) if dev_ds is not None else None
     device = resolve_device(device)
 
     def fn(name: str, result: TrainResult, ds: ITMDataset) -> list[dict[str, Any]]:
@@ -159,12 +271,18 @@ def ssamt_evaluator(test_ds: ITMDataset, test_relevance: np.ndarray | None, *, s
         nc = model.score_pairs(ds, text, pairs["image"], pairs["neg_caption"], device)
         ni = model.score_pairs(ds, text, pairs["neg_image"], pairs["caption"], device)
         row |= mismatch_accuracy(pos, nc, ni)
+        if dev_pairs is not None:
+            dev_text = model.dataset_inputs(dev_ds, vocab)
+            dev = [model.score_pairs(dev_ds, dev_text, dev_pairs[a], dev_pairs[b], device)
+                   for a, b in (("image", "caption"), ("image", "neg_caption"), ("neg_image", "caption"))]
+            row |= classifier_accuracy(pos, nc, ni, pair_thresholds(*dev))
         if model.cfg.phrases and "scenes" in ds.image_extras:
             row |= false_phrases(ds, text, pairs["image"], pairs["neg_caption"], nc["nodes"])
         return [row]
 
     # run_grid keeps the rows beside each checkpoint under this key (bump "v1" when the evaluation changes)
-    fn.cache_key = f"ssamt-eval-v1|{test_ds.source}|{test_ds.split}|{test_ds.n_images}|seed {seed}|rel {array_key(test_relevance)}"
+    fn.cache_key = (f"ssamt-eval-v2|{test_ds.source}|{test_ds.split}|{test_ds.n_images}|seed {seed}|rel {array_key(test_relevance)}"
+                    + (f"|thresholds on {dev_ds.source}|{dev_ds.split}|{dev_ds.n_images}" if dev_ds is not None else ""))
     return fn
 
 

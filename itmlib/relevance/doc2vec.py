@@ -77,7 +77,10 @@ class Doc2VecSettings:
 
 
 def tokenize_doc(text: str) -> list[str]:
-    """The public code's preprocessing (gensim ``preprocess_string`` with its default filters)."""
+    """Our Doc2Vec preprocessing: gensim's ``preprocess_string`` with its default filters - lower case, tags,
+    punctuation, whitespace and numerals stripped, stop words and words under 3 letters removed, Porter
+    stemming. Not the public code's tokeniser: its ``convert_text`` keeps the first two sentences of an
+    article and neither stems nor strips numerals."""
     from gensim.parsing.preprocessing import preprocess_string
 
     return preprocess_string(text)
@@ -173,16 +176,24 @@ def omega_vectors(texts: Sequence[str], settings: Doc2VecSettings = Doc2VecSetti
 def neighbor_table(vectors: np.ndarray, k: int = 200, mode: str = "paper", *, method: str = "auto") -> np.ndarray:
     """(n, K) candidate neighbours of each row for eq. 5, -1 padded; row i never holds i.
 
-    ``mode="paper"``: the k nearest (L2), K = k. ``mode="code"``: of those, the ones at distance
-    > 0, then the first :data:`CODE_FIRST_N` (K = 10)."""
+    ``mode="paper"``: the k nearest (L2), K = k. ``mode="code"``: of those, the ones that are not duplicates
+    of the row, then the first :data:`CODE_FIRST_N` (K = 10). The public code drops duplicates by
+    ``dist > 0``; a float32 distance of two identical 200-d rows comes out near 0.005, not 0, so here the
+    distance of each candidate is recomputed directly in float64 and a candidate within 1e-6 of the row's
+    norm counts as a duplicate."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     n = vectors.shape[0]
     k = min(int(k), n - 1)
-    idx, dist = knn(vectors, k, metric="l2", method=method)
+    idx, _ = knn(vectors, k, metric="l2", method=method)
     if mode == "paper":
         return idx
-    ok = dist > 0                                                         # the public code drops duplicates
+    v = np.asarray(vectors, np.float64)
+    exact = np.empty(idx.shape)
+    step = max(1, 2_000_000 // max(1, k * v.shape[1]))
+    for s in range(0, n, step):                                           # (rows, k, dim) at a time
+        exact[s:s + step] = np.linalg.norm(v[idx[s:s + step]] - v[s:s + step, None], axis=-1)
+    ok = exact > 1e-6 * np.maximum(np.linalg.norm(v, axis=1), 1e-12)[:, None]   # duplicates dropped
     rank = np.cumsum(ok, axis=1) - 1
     keep = ok & (rank < CODE_FIRST_N)
     out = np.full((n, min(k, CODE_FIRST_N)), -1, np.int64)

@@ -10,9 +10,12 @@ captions as a one-word label (sec. 2.1):
 A phrase or token ``p`` of another sentence is **positive** for ``I`` if it appears in
 the labels or is included in some label, else **negative** (sec. 2.4). "Included" is
 read as: every word of ``p`` is a word of one label, so ``(dog,)`` is included in
-``(dog, chasing, ball)`` and the token ``ball`` too:
+``(dog, chasing, ball)`` and the token ``ball`` too - except for a relation, whose
+words must keep their roles: ``(cat, chasing, dog)`` is negative against the label
+``(dog, chasing, cat)``, the very relation mismatch phrase matching exists to penalise:
 
-    p ∈ P⁺(I)  ⇔  ∃ l ∈ L(I):  set(p) ⊆ set(l)
+    p ∈ P⁺(I)  ⇔  p ∈ L(I)                        for a relation (|p| = 3: subject, predicate, object)
+    p ∈ P⁺(I)  ⇔  ∃ l ∈ L(I):  set(p) ⊆ set(l)    for an entity, an attribute pair or a token
 
 Choices the paper leaves open (the extracted text lost its symbols): phrases are the
 lemma tuples of :mod:`itmlib.relevance.scene_graph` (the synthetic world's gold graphs, or
@@ -24,13 +27,16 @@ one of its elements - through the synthetic world's surface forms (``puppy`` wri
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 import pandas as pd
 
 from .scene_graph import Tuple, parse_tuples
 
-__all__ = ["Phrase", "KINDS", "phrase_kind", "caption_phrases", "image_labels", "split_phrases", "LabelIndex",
+if TYPE_CHECKING:
+    import torch
+
+__all__ = ["Phrase", "KINDS", "phrase_kind", "caption_phrases", "image_labels", "split_phrases", "LabelIndex", "part_masks",
            "phrase_tokens", "label_quality", "canonical_phrase"]
 
 Phrase = Tuple
@@ -72,13 +78,16 @@ def split_phrases(phrases: Iterable[Sequence[str]], labels: Iterable[Sequence[st
                   ) -> tuple[list[Phrase], list[Phrase]]:
     """(positive, negative) parts of a sentence against an image's labels (sec. 2.4).
 
-    ``phrases`` are phrases and/or tokens (a token is a 1-tuple, or a plain string);
-    a part is positive iff all its words are words of one label. Order is kept."""
-    labs = [frozenset(_as_tuple(lab)) for lab in labels]
+    ``phrases`` are phrases and/or tokens (a token is a 1-tuple, or a plain string); a relation (3
+    elements) is positive iff it is one of the labels, role for role; any shorter part iff all its
+    words are words of one label (module docstring). The parts' order is kept."""
+    labs = [_as_tuple(lab) for lab in labels]
+    sets = [frozenset(lab) for lab in labs]
     pos, neg = [], []
     for p in phrases:
         t = _as_tuple(p)
-        (pos if any(set(t) <= lab for lab in labs) else neg).append(t)
+        ok = t in labs if len(t) == 3 else any(set(t) <= lab for lab in sets)
+        (pos if ok else neg).append(t)
     return pos, neg
 
 
@@ -87,24 +96,44 @@ def _as_tuple(p: Sequence[str] | str) -> Phrase:
 
 
 class LabelIndex:
-    """:func:`split_phrases` for many (image, part) pairs: per image, every subset of
-    every label, so that "included in some label" is one set lookup."""
+    """:func:`split_phrases` for many (image, part) pairs: per image, every subset of at most two words
+    of every label, and the relation labels as they are, so that each test is one set lookup."""
 
     def __init__(self, labels: Sequence[Sequence[Phrase]]) -> None:
-        self.subsets = []
+        self.subsets, self.relations = [], []
         for labs in labels:
             s: set[frozenset[str]] = set()
             for lab in labs:
                 words = tuple(set(lab))
-                n = len(words)
-                s.update(frozenset(w for b, w in enumerate(words) if mask >> b & 1) for mask in range(1, 2 ** n))
+                s.update(frozenset(w for b, w in enumerate(words) if mask >> b & 1) for mask in range(1, 2 ** len(words))
+                         if bin(mask).count("1") < 3)
             self.subsets.append(s)
+            self.relations.append({_as_tuple(lab) for lab in labs if len(lab) == 3})
 
     def __len__(self) -> int:
         return len(self.subsets)
 
     def positive(self, image: int, part: Sequence[str]) -> bool:
-        return frozenset(_as_tuple(part)) in self.subsets[image]
+        t = _as_tuple(part)
+        return t in self.relations[image] if len(t) == 3 else frozenset(t) in self.subsets[image]
+
+
+def part_masks(labels: LabelIndex, parts: Sequence[Sequence[Phrase]], lengths: Sequence[int], images: Sequence[int],
+               captions: Sequence[int], T: int, width: int) -> tuple["torch.Tensor", "torch.Tensor"]:
+    """Phrase matching's masks (eq. 3): positive and negative (N, width) booleans of each caption's parts
+    (``parts[c]``: its ``lengths[c]`` tokens, then its phrases) against its paired image's labels, laid out as
+    SSAMT lays out its nodes - ``T`` token slots, then the phrases; slots past a caption's parts are neither."""
+    import torch
+
+    pos = torch.zeros(len(captions), width, dtype=torch.bool)
+    neg = torch.zeros_like(pos)
+    for r, (i, c) in enumerate(zip(images, captions)):
+        n_tok = int(lengths[c])
+        for j, p in enumerate(parts[c]):
+            col = j if j < n_tok else T + (j - n_tok)
+            if col < width:
+                (pos if labels.positive(int(i), p) else neg)[r, col] = True
+    return pos, neg
 
 
 def phrase_tokens(tokens: Sequence[str], phrase: Sequence[str],

@@ -1,0 +1,63 @@
+"""SSAMT's attention masks (Fan et al., sec. 2.3): who may attend to whom in the mask transformer.
+
+The sequence is ``[v_g, r_1..r_R] + [t_g, w_1..w_n, q_1..q_P]``. Three rules shape the inter encoder:
+
+1. no region is visible to the sentence node t_g;
+2. no token or phrase node is visible to the image node v_g;
+3. a phrase node q sees only the tokens of its own phrase.
+
+Rule 3 is our reading: the extracted text says a phrase node is "connected to" its words; rules 1-2 are
+worded as what a node cannot see, so "words outside a phrase cannot attend to its node" is another reading.
+We take "a phrase node attends only to its words" (the other tokens still see it), and a test locks that in.
+"""
+
+from __future__ import annotations
+
+import torch
+
+__all__ = ["attention_mask", "float_mask"]
+
+
+def attention_mask(region_valid: torch.Tensor, token_valid: torch.Tensor, phrase_valid: torch.Tensor,
+                   cover: torch.Tensor, *, image: bool = True, text: bool = True) -> torch.Tensor:
+    """(B, L, L) bool, True where query q may attend to key k, for the sequence
+    ``[v_g, regions (R)] + [t_g, tokens (T), phrases (P)]`` (either half alone with
+    ``image=False`` / ``text=False``, as the intra encoders see it).
+
+    Padding keys are hidden; the three rules of sec. 2.3 (inter: both halves present):
+    (1) no region is visible to t_g, (2) no token or phrase is visible to v_g, (3) a
+    phrase node sees only the tokens of ``cover`` (B, P, T). Every query sees itself."""
+    B = token_valid.shape[0] if text else region_valid.shape[0]
+    dev = (token_valid if text else region_valid).device
+    one = torch.ones(B, 1, dtype=torch.bool, device=dev)
+    parts, kinds = [], []
+    if image:
+        parts += [one, region_valid]
+        kinds += [0] * (1 + region_valid.shape[1])
+    if text:
+        parts += [one, token_valid, phrase_valid]
+        kinds += [1] + [2] * token_valid.shape[1] + [3] * phrase_valid.shape[1]
+    valid = torch.cat(parts, 1)                                   # (B, L)
+    L = valid.shape[1]
+    allowed = valid[:, None, :].expand(B, L, L).clone()
+    kind = torch.tensor(kinds, device=dev)
+    if image and text:
+        v_g, t_g = 0, 1 + region_valid.shape[1]
+        allowed[:, t_g, 1:t_g] = False                                # rule (1): regions hidden from t_g
+        allowed[:, v_g, t_g + 1:] = False                             # rule (2): tokens, phrases hidden from v_g
+    if text:
+        tok = (kind == 2).nonzero().squeeze(1)
+        phr = (kind == 3).nonzero().squeeze(1)
+        if phr.numel() and tok.numel():
+            rows = allowed[:, phr]                                    # (B, P, L)
+            rows[:, :, tok] = cover.to(dev) & token_valid[:, None, :]  # rule (3): a phrase sees its own words only
+            allowed[:, phr] = rows
+    idx = torch.arange(L, device=dev)
+    allowed[:, idx, idx] = True
+    return allowed
+
+
+def float_mask(allowed: torch.Tensor, heads: int) -> torch.Tensor:
+    """Additive (B * heads, L, L) float mask of ``allowed``: 0 where attending is allowed, -inf elsewhere."""
+    m = torch.zeros(allowed.shape, dtype=torch.float32, device=allowed.device).masked_fill(~allowed, float("-inf"))
+    return m.repeat_interleave(heads, dim=0)
