@@ -283,3 +283,22 @@ def test_angular_and_symmetric_losses_by_hand():
     hinge = angular_npair(torch.tensor([[1.0, 0.0]]), torch.tensor([[-1.0, 0.0]]), torch.tensor([[0.0, 0.5]]),
                           torch.tensor([[True]]), form="hinge")
     assert float(hinge) == pytest.approx(3.0)
+
+
+def test_a_sampled_neighbour_in_the_batch_is_never_a_negative_of_eqs_6_7(news, monkeypatch):
+    from itmlib.models import build_model, semnbr
+    from itmlib.papers.neighborhoods import nbr_config
+
+    cfg = nbr_config("smoke", "OURS").model
+    torch.manual_seed(0)
+    model, vocab = build_model(cfg, news)
+    text = model.dataset_inputs(news, vocab)
+    caps = np.arange(0, 160, 5)                                          # 32 captions of 32 different images
+    monkeypatch.setattr(model, "_sample", lambda t, cap, n: torch.roll(cap, -1))   # i's neighbour: anchor i + 1
+    seen = []
+    real = semnbr.angular_npair
+    monkeypatch.setattr(semnbr, "angular_npair", lambda a, p, n, mask, *x, **k: seen.append(mask) or real(a, p, n, mask, *x, **k))
+    model.batch_loss(news, text, caps, epoch=0, margin=0.2, hardest=False)
+    within = seen[-1]                                                    # eq. 7's mask (eq. 6's is the same)
+    assert not within[torch.arange(31), torch.arange(1, 32)].any()      # the neighbour is the positive only
+    assert within[0, 2] and within[5, 0]                                # other captions stay negatives

@@ -63,7 +63,7 @@ def _records(folder: str) -> tuple[tuple[dict[str, Any], ...], tuple[pd.DataFram
         flat = _flat_config(rec["config"])
         for r in rec["rows"]:
             rows.append({**flat, **r, "method": r.get("method", rec["member"]), "seconds": rec.get("seconds"),
-                         "record": path.name})
+                         "device": rec.get("device", ""), "record": path.name})
         h = pd.DataFrame(rec["history"])
         hists.append(h.assign(method=rec["member"], seed=rec["seed"], fraction=rec["fraction"], record=path.name))
     return tuple(rows), tuple(hists)
@@ -102,15 +102,24 @@ def knobs(notebook: str, results_dir: str = "results") -> dict[str, list[Any]]:
     """The knobs a notebook's grid varies and the values its records hold (sorted)."""
     df = load_members(notebook, results_dir)
     df = df[df.source.str.startswith("committed")]
-    metrics = _metric_columns(df)
+    config = _config_fields(f"{results_dir}/{notebook}/members")   # a knob is a config field (or the method)
     out = {}
     for c in df.columns:
-        if c in _NOT_KNOBS or c in metrics or c in ("source",) or c.startswith("dev_"):
+        if c in _NOT_KNOBS or (c not in config and c not in ("method", "fraction")):
             continue
         vals = df[c].dropna().map(lambda v: json.dumps(v) if isinstance(v, (list, dict)) else v).unique()
         if len(vals) > 1 or c == "method":
             out[c] = sorted(vals.tolist(), key=lambda v: (str(type(v)), v))
     return out
+
+
+@lru_cache(maxsize=None)
+def _config_fields(folder: str) -> frozenset[str]:
+    """Every flattened config field of the records in ``folder`` (what a member was trained with)."""
+    out: set[str] = set()
+    for path in repo_root().joinpath(folder).glob("*.json"):
+        out |= set(_flat_config(json.loads(path.read_text(encoding="utf-8"))["config"]))
+    return frozenset(out)
 
 
 def _metric_columns(df: pd.DataFrame) -> list[str]:
