@@ -79,6 +79,15 @@ def test_clean_executed_drops_clutter_and_refuses_errors():
     out = clean_executed(nb)
     assert [o.output_type for o in out.cells[0].outputs] == ["stream"] and out.cells[0].outputs[0].text == "kept\n"
     assert "widgets" not in out.metadata
+    # two runs of one styled table differ only in pandas' random ids: their cleaned copies are the same
+    runs = []
+    for uuid in ("a1b2c", "0f9e8"):
+        c = nbformat.v4.new_code_cell("t.style")
+        c.outputs = [nbformat.v4.new_output("display_data", data={"text/html": f'<table id="T_{uuid}"><th id="T_{uuid}_level0_col0">'})]
+        other = nbformat.v4.new_notebook()
+        other.cells = [c]
+        runs.append(nbformat.writes(clean_executed(other)))
+    assert runs[0] == runs[1] and "T_c0o0t0_level0_col0" in runs[0]
     cell.outputs = [nbformat.v4.new_output("error", ename="ValueError", evalue="x", traceback=[])]
     with pytest.raises(ValueError, match="error output"):
         clean_executed(nb)

@@ -381,3 +381,20 @@ def test_threads_option_reaches_the_kernel_environment(tmp_path: Path, monkeypat
     assert seen["omp"] == "1" and os.environ["MKL_NUM_THREADS"] == "1"
     with pytest.raises(SystemExit):
         nbs.main([*args, "--threads", "0"])
+
+
+@pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
+def test_every_name_a_notebook_uses_is_defined_before_a_run(path: Path, tmp_path: Path):
+    """A name no cell defines or imports fails only when its cell runs (minutes into a grid): pyflakes over the
+    notebook's code cells in order finds it at once (IPython's ``display`` is a kernel builtin)."""
+    import subprocess
+    import sys
+
+    import nbformat
+
+    code = "\n".join(c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code")
+    script = tmp_path / f"{path.stem}.py"
+    script.write_text("from IPython.display import display\n" + code)
+    out = subprocess.run([sys.executable, "-m", "ruff", "check", "--select", "F821", "--no-cache", "--isolated",
+                          str(script)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout[-2000:]

@@ -114,11 +114,24 @@ class _Tail:
 def clean_executed(nb: Any) -> Any:
     """An executed notebook made fit to commit and read: no widget state or widget views, no
     stderr streams (warnings, tqdm), no execution timings; figures, tables and text kept. Raises when
-    a cell carries an error output (an executed copy never shows a traceback)."""
+    a cell carries an error output (an executed copy never shows a traceback). What changes from run to
+    run without saying anything - cell ids, a styled table's random id - is made the same every run, so
+    a rerun's diff shows only what changed."""
+    import re
+
     nb.metadata.pop("widgets", None)
-    for cell in nb.cells:
+    for i, cell in enumerate(nb.cells):
+        cell["id"] = f"cell-{i}"
         if cell.cell_type != "code":
             continue
+        for j, out in enumerate(cell.get("outputs", [])):
+            html = (out.get("data") or {}).get("text/html")
+            if html is not None:
+                text = "".join(html) if isinstance(html, list) else html
+                ids = dict.fromkeys(re.findall(r"T_[0-9a-f]{5}(?=[_\" ])", text))   # pandas Styler's uuid
+                for k, old in enumerate(ids):
+                    text = text.replace(old, f"T_c{i}o{j}t{k}")
+                out["data"]["text/html"] = text
         kept = []
         for out in cell.get("outputs", []):
             if out.get("output_type") == "error":
