@@ -74,7 +74,11 @@ def test_clean_executed_drops_clutter_and_refuses_errors():
     cell = nbformat.v4.new_code_cell("x")
     cell.outputs = [nbformat.v4.new_output("stream", name="stderr", text="epoch 1/3: 50%"),
                     nbformat.v4.new_output("stream", name="stdout", text="kept\n"),
-                    nbformat.v4.new_output("display_data", data={"application/vnd.jupyter.widget-view+json": {"model_id": "a"}})]
+                    nbformat.v4.new_output("stream", name="stdout",
+                                           text="Loading weights:   0%|          | 0/103 [00:00<?, ?it/s]\n"),
+                    nbformat.v4.new_output("display_data", data={"application/vnd.jupyter.widget-view+json": {"model_id": "a"}}),
+                    nbformat.v4.new_output("display_data", data={"application/vnd.jupyter.widget-view+json": {"model_id": "b"},
+                                                                 "text/plain": "Loading weights:  37%|███▋ | 38/103 [00:01<00:02]"})]
     nb.cells = [cell]
     out = clean_executed(nb)
     assert [o.output_type for o in out.cells[0].outputs] == ["stream"] and out.cells[0].outputs[0].text == "kept\n"

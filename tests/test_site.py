@@ -38,6 +38,9 @@ def _executed(stem: str, *, figure: bool, claims: bool) -> nbformat.NotebookNode
 def test_page_header_says_scale_seeds_date_version():
     h = page_header(_executed("04_sam", figure=False, claims=False))
     assert "scale `medium`" in h and "seed(s) 0-2" in h and "2026-11-23 12:00:00" in h and "itmlib" in h
+    nb = _executed("08_teran", figure=False, claims=False)
+    nb.metadata["papermill"]["parameters"] |= {"n_seeds": 2, "headline_seeds": 5}
+    assert "seed(s) 0-1 (0-4 for the headline claims' models)" in page_header(nb)
 
 
 def test_site_pages_keep_figures_and_claims_and_check_site_finds_what_is_missing(tmp_path):

@@ -23,6 +23,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -111,14 +112,16 @@ class _Tail:
         self._flush()
 
 
+#: a tqdm bar's line: "  37%|███▋      | 38/103 [00:01<00:02, 30.1it/s]"
+_BAR = re.compile(r"\d+%\|.*\| *\d+/\d+ \[")
+
+
 def clean_executed(nb: Any) -> Any:
     """An executed notebook made fit to commit and read: no widget state or widget views, no
     stderr streams (warnings, tqdm), no execution timings; figures, tables and text kept. Raises when
     a cell carries an error output (an executed copy never shows a traceback). What changes from run to
     run without saying anything - cell ids, a styled table's random id - is made the same every run, so
     a rerun's diff shows only what changed."""
-    import re
-
     nb.metadata.pop("widgets", None)
     for i, cell in enumerate(nb.cells):
         cell["id"] = f"cell-{i}"
@@ -138,12 +141,21 @@ def clean_executed(nb: Any) -> Any:
                 raise ValueError(f"cell {cell.get('id', '?')} has an error output ({out.get('ename')}): not a readable copy")
             if out.get("output_type") == "stream" and out.get("name") == "stderr":
                 continue
+            if out.get("output_type") == "stream":   # a progress bar printed to stdout (a library's own tqdm)
+                text = "".join(out["text"]) if isinstance(out.get("text"), list) else out.get("text", "")
+                lines = [ln for ln in text.split("\n") if not _BAR.search(ln)]
+                out["text"] = "\n".join(lines)
+                if not out["text"].strip():
+                    continue
             data = out.get("data")
             if data is not None:
                 data.pop("application/vnd.jupyter.widget-view+json", None)
                 if "text/html" in data and str(data.get("text/plain", "")).startswith(("<pandas.io.formats.style.Styler",
                                                                                          "<IPython.core.display")):
                     data.pop("text/plain")   # an object's address: changes every run, says nothing
+                plain = data.get("text/plain", "")
+                if set(data) == {"text/plain"} and _BAR.search("".join(plain) if isinstance(plain, list) else plain):
+                    continue   # a notebook progress bar's text form (its widget dropped above)
                 if not data:
                     continue
             kept.append(out)
@@ -229,7 +241,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[itm-course] {nb.name} -> {out} with {params}{before}", flush=True)
         plog = resolve_path(args.output_dir) / "progress.log"
         # the kernel inherits both: no progress bars saved in the notebook, per-member lines to this terminal
-        with _environ(TQDM_DISABLE="1", ITM_PROGRESS_LOG=str(plog)), _Tail(plog):
+        # HF_HUB_DISABLE_PROGRESS_BARS: transformers' own bars ("Loading weights") ignore TQDM_DISABLE
+        with _environ(TQDM_DISABLE="1", HF_HUB_DISABLE_PROGRESS_BARS="1", ITM_PROGRESS_LOG=str(plog)), _Tail(plog):
             secs = run_notebook(nb, out, params)
         timings.append((nb.stem, secs))
         if args.keep_executed:

@@ -61,6 +61,9 @@ def page_header(nb: nbformat.NotebookNode) -> str:
     first = int(params.get("seed", 0))
     n = int(params.get("n_seeds", 1))
     seeds = f"{first}" if n == 1 else f"{first}-{first + n - 1}"
+    more = int(params.get("headline_seeds", 0) or 0)
+    if more > n:
+        seeds += f" ({first}-{first + more - 1} for the headline claims' models)"
     date = str(pm.get("end_time") or pm.get("start_time") or "unknown")[:19].replace("T", " ")
     return (f"> **Executed at scale `{scale}`, seed(s) {seeds}, finished {date} UTC, itmlib {__version__}.** "
             f"Parameters: `{', '.join(f'{k}={v}' for k, v in params.items()) or 'defaults'}`.")
