@@ -398,3 +398,14 @@ def test_every_name_a_notebook_uses_is_defined_before_a_run(path: Path, tmp_path
     out = subprocess.run([sys.executable, "-m", "ruff", "check", "--select", "F821", "--no-cache", "--isolated",
                           str(script)], capture_output=True, text=True)
     assert out.returncode == 0, out.stdout[-2000:]
+
+
+def test_every_committed_notebook_is_valid_nbformat():
+    """A cell id in a notebook older than nbformat 4.5 is invalid JSON schema: Jupyter logs it on every
+    open and may drop the ids. Every notebook and executed copy must validate."""
+    import nbformat
+
+    paths = sorted((repo_root() / "notebooks").glob("*.ipynb")) + sorted((repo_root() / "results").glob("*/*.ipynb"))
+    assert paths
+    for p in paths:
+        nbformat.validate(nbformat.read(p, as_version=4))   # raises ValidationError naming the problem
