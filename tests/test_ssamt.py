@@ -262,7 +262,7 @@ def test_eq4_weights_the_three_losses_and_a_batch_without_negatives_is_skipped(t
     def loss(**w):
         model.cfg = dataclasses.replace(cfg, **w)
         torch.manual_seed(1)   # the same sampled negatives every call
-        return float(model.batch_loss(train, text, caps, epoch=1, margin=0.2, hardest=False))
+        return float(model.batch_loss(train, text, caps, epoch=1, margin=0.2, hardest=False).detach())
 
     gm = loss(local_weight=0.0, phrase_weight=0.0)
     lm = loss(global_weight=0.0, phrase_weight=0.0)
