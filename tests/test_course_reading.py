@@ -92,6 +92,10 @@ def test_clean_executed_drops_clutter_and_refuses_errors():
         other.cells = [c]
         runs.append(nbformat.writes(clean_executed(other)))
     assert runs[0] == runs[1] and "T_c0o0t0_level0_col0" in runs[0]
+    old = nbformat.v4.new_notebook(nbformat_minor=4)               # a 4.4 notebook gets ids and stays valid
+    old.cells = [nbformat.v4.new_markdown_cell("x")]
+    del old.cells[0]["id"]
+    nbformat.validate(clean_executed(old))
     cell.outputs = [nbformat.v4.new_output("error", ename="ValueError", evalue="x", traceback=[])]
     with pytest.raises(ValueError, match="error output"):
         clean_executed(nb)

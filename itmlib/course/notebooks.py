@@ -116,6 +116,11 @@ class _Tail:
 _BAR = re.compile(r"\d+%\|.*\| *\d+/\d+ \[")
 
 
+def _joined(text: str | list[str]) -> str:
+    """A notebook text field as one string (nbformat allows a list of lines)."""
+    return "".join(text) if isinstance(text, list) else text
+
+
 def clean_executed(nb: Any) -> Any:
     """An executed notebook made fit to commit and read: no widget state or widget views, no
     stderr streams (warnings, tqdm), no execution timings; figures, tables and text kept. Raises when
@@ -123,6 +128,7 @@ def clean_executed(nb: Any) -> Any:
     run without saying anything - cell ids, a styled table's random id - is made the same every run, so
     a rerun's diff shows only what changed."""
     nb.metadata.pop("widgets", None)
+    nb.nbformat_minor = max(nb.nbformat_minor, 5)   # cell ids exist from nbformat 4.5 on
     for i, cell in enumerate(nb.cells):
         cell["id"] = f"cell-{i}"
         if cell.cell_type != "code":
@@ -130,7 +136,7 @@ def clean_executed(nb: Any) -> Any:
         for j, out in enumerate(cell.get("outputs", [])):
             html = (out.get("data") or {}).get("text/html")
             if html is not None:
-                text = "".join(html) if isinstance(html, list) else html
+                text = _joined(html)
                 ids = dict.fromkeys(re.findall(r"T_[0-9a-f]{5}(?=[_\" ])", text))   # pandas Styler's uuid
                 for k, old in enumerate(ids):
                     text = text.replace(old, f"T_c{i}o{j}t{k}")
@@ -142,7 +148,7 @@ def clean_executed(nb: Any) -> Any:
             if out.get("output_type") == "stream" and out.get("name") == "stderr":
                 continue
             if out.get("output_type") == "stream":   # a progress bar printed to stdout (a library's own tqdm)
-                text = "".join(out["text"]) if isinstance(out.get("text"), list) else out.get("text", "")
+                text = _joined(out.get("text", ""))
                 lines = [ln for ln in text.split("\n") if not _BAR.search(ln)]
                 out["text"] = "\n".join(lines)
                 if not out["text"].strip():
@@ -154,7 +160,7 @@ def clean_executed(nb: Any) -> Any:
                                                                                          "<IPython.core.display")):
                     data.pop("text/plain")   # an object's address: changes every run, says nothing
                 plain = data.get("text/plain", "")
-                if set(data) == {"text/plain"} and _BAR.search("".join(plain) if isinstance(plain, list) else plain):
+                if set(data) == {"text/plain"} and _BAR.search(_joined(plain)):
                     continue   # a notebook progress bar's text form (its widget dropped above)
                 if not data:
                     continue
