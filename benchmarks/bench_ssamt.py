@@ -5,7 +5,8 @@
 Scores ``--pairs`` (image, caption) pairs of the synthetic test split with an untrained SSAMT
 of the scale's size (timing does not depend on the weights), both ways, checks they agree,
 and prints pairs/s. Also times a training step with and without dropout (the config's default
-is 0 on the CPU because attention dropout doubles a step).
+is 0 on the CPU because attention dropout doubles a step), and the phrase-matching masks of one
+phase-2 step (``part_masks``: a Python loop over the step's 2B negative pairs) beside it.
 """
 
 from __future__ import annotations
@@ -57,6 +58,18 @@ def main() -> None:
             m.batch_loss(train, tt, idx, epoch=1, margin=0.2, hardest=True).backward()
             steps.append(time.perf_counter() - t0)
         print(f"  phase-2 training step, dropout {dropout}: {1000 * np.median(steps[2:]):.0f} ms")
+    from itmlib.relevance.phrases import part_masks
+
+    tt = model.dataset_inputs(train, vocab)
+    B = cfg.batch_size
+    times = []
+    for s in range(20):
+        caps = rng.choice(train.n_captions, 2 * B, replace=False)
+        imgs = train.img_of_caption[rng.choice(train.n_captions, 2 * B, replace=False)]
+        t0 = time.perf_counter()
+        part_masks(tt["labels"], tt["parts"], tt["lengths"], imgs, caps, int(tt["lengths"][caps].max()), 64)
+        times.append(time.perf_counter() - t0)
+    print(f"  part_masks for one phase-2 step ({2 * B} negative pairs): {1000 * np.median(times):.1f} ms")
 
 
 if __name__ == "__main__":

@@ -34,7 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
-from typing import Any
+from typing import Any, Mapping
 
 
 __all__ = ["Claim", "load_claims", "claim", "claims_for", "headline_methods", "paper_side", "paper_cells", "CLAIM_FILES"]
@@ -144,14 +144,32 @@ def claims_for(notebook: str) -> list[Claim]:
     return out
 
 
-def headline_methods(notebook: str) -> list[str]:
-    """The methods (model and baseline) that ``notebook``'s headline claims on its run table compare,
-    in file order: the arms that need the >= 5 seeds a headline verdict asks for."""
+def headline_methods(notebook: str, table: str = "runs") -> list[str]:
+    """The methods (model and baseline) that ``notebook``'s headline claims on its run table ``table``
+    compare, in file order: the arms that need the >= 5 seeds a headline verdict asks for."""
     out: list[str] = []
     for c in claims_for(notebook):
-        if c.headline and c.table == "runs":
+        if c.headline and c.table == table:
             out += [m for m in (c.model, c.baseline) if m and m not in out]
     return out
+
+
+def headline_grid(notebook: str, configs: Mapping[str, Any], *args: Any, seeds: range, headline_seeds: int,
+                  table: str = "runs", **kw: Any) -> tuple[Any, Any]:
+    """:func:`~itmlib.grid.run_grid` of every config on ``seeds``, then of the arms of ``notebook``'s headline
+    claims (:func:`headline_methods`) on the seeds they still lack up to ``headline_seeds`` in all (seeds
+    ``seeds.start`` .. ``seeds.start + headline_seeds - 1``): the runs and histories of both, concatenated."""
+    import pandas as pd
+
+    from .grid import run_grid
+
+    runs, history = run_grid(configs, *args, seeds=seeds, **kw)
+    more = range(seeds.stop, seeds.start + headline_seeds)
+    heads = {n: configs[n] for n in headline_methods(notebook, table) if n in configs}
+    if len(more) and heads:
+        r, h = run_grid(heads, *args, seeds=more, **kw)
+        runs, history = pd.concat([runs, r], ignore_index=True), pd.concat([history, h], ignore_index=True)
+    return runs, history
 
 
 def _select(spec: dict[str, Any], default_source: Any, column: Any, scale: float = 1.0) -> tuple[list[float], int]:

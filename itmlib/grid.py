@@ -337,11 +337,14 @@ def _write_record(path: Path, member: tuple, trained: TrainConfig, key: str,
 def devices_note(runs: pd.DataFrame, default: str) -> str:
     """Where a run table's members trained, for its header: "" when every row trained on ``default`` (rows
     from records that name no device are taken as ``default``, the device of the run that reads them), else
-    e.g. "seeds 2-4 of TERAN mrsw, TERN (global) trained on cuda (NVIDIA H200), the rest on cpu"."""
+    e.g. "seeds 2-4 of TERAN mrsw, TERN (global) trained on cuda (NVIDIA H200), the rest on cpu", or
+    "every member trained on cuda (NVIDIA H200)" when none trained on ``default``."""
     dev = runs["device"].fillna(default) if "device" in runs else pd.Series(default, index=runs.index)
     other = runs[dev != default]
     if other.empty:
         return ""
+    if len(other) == len(runs) and dev.nunique() == 1:
+        return f"every member trained on {dev.iloc[0]}"
     parts = []
     for d, g in other.groupby(dev[dev != default], sort=False):
         seeds = sorted(int(s) for s in g.seed.unique())

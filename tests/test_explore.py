@@ -54,6 +54,16 @@ def test_the_widget_is_driven_by_its_dropdowns():
     assert ex.comparison["metric"] == "nsum"
 
 
+def test_the_shown_table_names_the_knobs_that_still_vary():
+    """06's +LM runs at four fractions (Table 5) and two epoch counts: each row must say which it is."""
+    ex = ablations("06_phrase_labels").explorer
+    ex.a["method"].value = "+LM (w/ phrases)"
+    assert {"fraction", "epochs", "seed", "rsum"} <= set(ex.shown.columns)
+    assert len(ex.shown) == len(ablation_table("06_phrase_labels", method="+LM (w/ phrases)"))
+    ex.a["fraction"].value = 0.25                # of all 8,000 images: Table 3's runs
+    assert "fraction" not in ex.shown.columns and set(ex.shown.seed) == {0, 1, 2, 3, 4}
+
+
 def test_train_this_one_now_adds_a_smoke_member_apart_from_the_committed_ones(tmp_path, monkeypatch):
     from itmlib.course import explore
 

@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
@@ -50,10 +51,11 @@ def test_triplet_npair_and_symmetric_by_hand():
     a, p, n = _unit([1, 0]), _unit([0, 1]), _unit([0, -1], [1, 0])
     # ‖a−p‖² = 2; ‖a−n‖² = 2 and 0; m = 0.2 -> [0.2]_+ + [2.2]_+
     assert triplet_npair(a, p, n, margin=0.2).item() == pytest.approx(2.4)
-    x, y = _unit([1, 0], [0, 1]), _unit([1, 0.1], [0.1, 1])
+    # eq. 4 by hand: x = (e1, e2), y = (e2, e1): every anchor is sqrt(2) from its positive (‖·‖² = 2) and on
+    # top of its one negative (0): [2 - 0 + 0.2]_+ = 2.2 per anchor, both directions -> 2.2 + 2.2
+    x, y = _unit([1, 0], [0, 1]), _unit([0, 1], [1, 0])
     neg = ~torch.eye(2, dtype=torch.bool)
-    both = symmetric_npair(x, y, neg, "triplet", margin=0.2)
-    assert both.item() == pytest.approx((triplet_npair(x, y, y, neg) + triplet_npair(y, x, x, neg)).item())
+    assert symmetric_npair(x, y, neg, "triplet", margin=0.2).item() == pytest.approx(4.4)
     with pytest.raises(ValueError, match="angular' or 'triplet"):
         symmetric_npair(x, y, neg, "hinge")
 
@@ -213,6 +215,25 @@ def test_news_world_is_non_literal(news):
     assert p["overlap_same_topic"] < 40                                   # ...loosely
 
 
+def test_channel_table_sees_the_symbol_channel_and_its_closing(news):
+    """The symbol words of v2 named the focus motif: 90% of articles then name a category of their own
+    image against ~46% of a same-topic image's - a literal channel. v3 draws the motif independently of
+    the image: own and same-topic rates agree (both sampled from one distribution), nouns stay at chance."""
+    from itmlib.data.synthetic.news import text_image_channels
+
+    ch = text_image_channels(news).set_index("channel")
+    sym, nouns = ch.loc["symbol words"], ch.loc["category nouns (filler)"]
+    assert sym.articles == 100 and abs(sym.own_image - sym.same_topic_image) < 4
+    assert sym.same_topic_image > 3 * sym.other_topic_image                # a topic channel, as the paper's
+    assert nouns.own_image < nouns.other_topic_image + 3                  # nouns name the image at chance
+    v2 = text_image_channels(load_dataset("synthetic_news", "test", scale="smoke", symbol_words="focus")).set_index("channel")
+    assert v2.loc["symbol words"].own_image > v2.loc["symbol words"].same_topic_image + 30
+    v3 = text_image_channels(load_dataset("synthetic_news", "test", scale="smoke")).set_index("channel")
+    assert v2.loc["category nouns (filler)"].equals(v3.loc["category nouns (filler)"])   # only symbol words differ
+    none = text_image_channels(load_dataset("synthetic_news", "test", scale="smoke", symbol_words="none")).set_index("channel")
+    assert none.loc["symbol words"].articles == 0
+
+
 def test_news_source_names_the_version_and_every_changed_knob(news):
     """Checkpoints are keyed by the data's source: a changed knob must change it."""
     from itmlib.data.synthetic.news import NEWS_VERSION
@@ -302,3 +323,66 @@ def test_a_sampled_neighbour_in_the_batch_is_never_a_negative_of_eqs_6_7(news, m
     within = seen[-1]                                                    # eq. 7's mask (eq. 6's is the same)
     assert not within[torch.arange(31), torch.arange(1, 32)].any()      # the neighbour is the positive only
     assert within[0, 2] and within[5, 0]                                # other captions stay negatives
+
+
+def test_neighbor_distance_by_hand():
+    """Four points on a line, Ω = the same line, k = 1: the nearest of 0, 1, 3, 6 are 1, 0, 1, 3, squared
+    distances 1, 1, 4, 9 (mean 3.75); the six distinct pairs' squared distances sum to 84 (mean 14)."""
+    from itmlib.metrics import neighbor_distance
+
+    x = np.array([[0.0], [1.0], [3.0], [6.0]])
+    assert neighbor_distance(x, x, 1) == pytest.approx(100 * 3.75 / 14)
+    rng = np.random.default_rng(0)
+    e = rng.normal(size=(50, 8))
+    assert neighbor_distance(e, rng.normal(size=(50, 3)), 5) == pytest.approx(100, abs=15)   # unrelated Ω: ~random pairs
+    assert neighbor_distance(e, e, 5) < 60                                                   # Ω = M: neighbours are near
+    with pytest.raises(ValueError, match="equal n"):
+        neighbor_distance(e, e[:10], 5)
+
+
+def test_a_doc2vec_tag_changes_omega_but_not_the_word_vectors():
+    from itmlib.papers.neighborhoods import nbr_config, split_arm, with_paper_columns
+
+    assert split_arm("OURS [DBOW]") == ("OURS", "dbow") and split_arm("OURS (random NNs)") == ("OURS (random NNs)", None)
+    tagged, plain = nbr_config("smoke", "OURS [DBOW]").model, nbr_config("smoke", "OURS").model
+    assert (tagged.d2v_mode, tagged.words_mode) == ("dbow", "code") and (plain.d2v_mode, plain.words_mode) == ("code", "")
+    assert nbr_config("smoke", "OURS [NS]").model == plain                # the notebook's own mode: the same arm
+    with pytest.raises(ValueError, match=r"unknown Doc2Vec tag \[XX\]"):
+        nbr_config("smoke", "OURS [XX]")
+    t = with_paper_columns(pd.DataFrame({"method": ["OURS", "OURS [DBOW]"]}), "table1", "synthetic_news")
+    assert t["paper i2t (Politics)"].iloc[0] == t["paper i2t (Politics)"].iloc[1] == pytest.approx(64.67)
+    assert not any("GoodNews" in c for c in t.columns)                    # nothing here models GoodNews
+
+
+def test_the_settings_table_names_every_deviation_the_notebook_discusses():
+    from itmlib.papers.neighborhoods import settings_table
+
+    t = settings_table()
+    assert list(t.columns) == ["setting", "paper", "ours (medium)", "why"] and t.notna().all().all()
+    for s in ("Doc2Vec tokeniser", "Doc2Vec output layer", "optimiser", "model selection", "STRUC", "Img NNs features",
+              "k-way distractors", "VSE++ + OURS"):
+        assert s in set(t.setting)
+
+
+@pytest.mark.parametrize("arm, expected", [("OURS", 1 + 0.2 * 10 + 0.3 * 100),          # angular: α 0.2, β 0.3
+                                           ("OURS (TRIP)", 1 + 0.3 * 10 + 0.1 * 100),   # triplet: α 0.3, β 0.1
+                                           ("VSE++ + OURS", 2 + 32 * (0.2 * 10 + 0.3 * 100)),   # x B: hinge is a sum
+                                           ("ANG+NP+SYM", 1)])
+def test_eq_8_assembles_its_terms_with_the_papers_weights(news, monkeypatch, arm, expected):
+    """Eq. 8, L = L^{NP+SYM} + α L_text + β L_img, with each term replaced by a constant: L_text = 10 (eq. 6,
+    the texts: called first), L_img = 100 (eq. 7), eq. 4 = 1 (VSE++'s hinge = 2)."""
+    from itmlib.models import build_model, semnbr
+    from itmlib.papers.neighborhoods import nbr_config
+
+    torch.manual_seed(0)
+    model, vocab = build_model(nbr_config("smoke", arm).model, news)
+    text = model.dataset_inputs(news, vocab)
+    calls = []
+    one = torch.tensor(1.0)
+    monkeypatch.setattr(semnbr, "symmetric_npair", lambda *a, **k: one)
+    monkeypatch.setattr(semnbr, "triplet_loss", lambda *a, **k: 2 * one)
+    within = lambda a, p, n, mask, *x, **k: calls.append(a) or one * (10 if len(calls) == 1 else 100)
+    monkeypatch.setattr(semnbr, "angular_npair", within)
+    monkeypatch.setattr(semnbr, "triplet_npair", within)
+    loss = model.batch_loss(news, text, np.arange(32), epoch=0, margin=0.2, hardest=False)
+    assert float(loss) == pytest.approx(expected)

@@ -145,6 +145,7 @@ def test_extra_seeds_of_one_arm_are_left_out_of_its_pairs_and_named_in_the_heade
     assert row["seeds"] == 2 and row["difference"] == pytest.approx(10.5)
     assert row["ours (model vs baseline)"] == "111 vs 100"       # the paired seeds' means, not 326.8 vs 100.5
     assert devices_note(runs, "cpu") == "seeds 2-4 of new trained on cuda (X), the rest on cpu"
+    assert devices_note(runs[runs.seed > 1], "cpu") == "every member trained on cuda (X)"
     assert devices_note(runs[runs.seed < 2], "cpu") == "" and devices_note(runs.drop(columns="device"), "cpu") == ""
 
 

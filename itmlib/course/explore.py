@@ -232,7 +232,7 @@ class Explorer:
                               w.HBox([w.VBox([w.HTML("<b>setting A</b>"), *self.a.values()]),
                                       w.VBox([w.HTML("<b>setting B (compared against A)</b>"), *self.b.values()])]),
                               self.train_button, self.out])
-        self.table = pd.DataFrame()
+        self.table = self.shown = pd.DataFrame()
         self.comparison: dict[str, Any] | str | None = None
         self.refresh()
 
@@ -252,9 +252,12 @@ class Explorer:
                 self.table, self.comparison = pd.DataFrame(), None
                 print(e)
                 return
-            cols = [c for c in ("method", "seed", metric, "best_epoch", "seconds", "source") if c in self.table]
+            # the knobs that still vary among the shown members name each row (e.g. fraction, epochs)
+            varying = [k for k in self.knobs if k != "method" and k in self.table and self.table[k].nunique() > 1]
+            cols = [c for c in ("method", *varying, "seed", metric, "best_epoch", "seconds", "source") if c in self.table]
             display(Markdown(f"**A**: {self.chosen('a') or 'every member'} - {len(self.table)} members"))
-            display(self.table[cols])
+            self.shown = self.table[cols]
+            display(self.shown)
             self.comparison = None
             if self.chosen("b"):
                 try:

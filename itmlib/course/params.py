@@ -66,9 +66,11 @@ def _choice(*choices: str) -> Callable[[str, Any], None]:
 
 
 def _nbr_arm(name: str, v: Any) -> None:
-    from ..papers.neighborhoods import ARMS
+    from ..papers.neighborhoods import ARMS, split_arm
 
-    check_choice(name, v, tuple(ARMS))
+    if not isinstance(v, str):
+        raise ValueError(f"{name} must be a method name, got {v!r}")
+    check_choice(name, split_arm(v)[0], tuple(ARMS))
 
 
 def _sam_arm(name: str, v: Any) -> None:

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..data.base import ITMDataset
 
-__all__ = ["show_scene", "show_word_grounding", "show_phrase_scores", "compact", "claims_view"]
+__all__ = ["show_scene", "show_word_grounding", "show_phrase_scores", "show_angular_geometry", "compact", "claims_view"]
 
 
 def show_scene(ax: Any, ds: ITMDataset, image: int, *, size: int = 256, boxes: bool = True,
@@ -100,6 +100,32 @@ def show_attention_mask(ax: Any, allowed: Any, labels: list[str], title: str = "
     ax.set_xlabel("key (may be seen)")
     ax.set_ylabel("query (attends)")
     ax.set_title(title, fontsize=9)
+
+
+def show_angular_geometry(ax: Any, tan2: float = 1.0, steps: int = 201) -> None:
+    """Eq. 2 in the plane: ``[‖a − p‖² − 4 tan²α ‖n − C‖²]_+`` for every negative ``n`` around an anchor
+    a = (−1, 0) and positive p = (1, 0), computed by :func:`itmlib.losses.angular.angular_hinge`. It is zero
+    unless ``n`` falls inside the circle of radius ‖a − p‖ / (2 tan α) around C = (a + p)/2 (for tan²α = 1,
+    the circle on a-p as diameter), however close ``n`` is to the anchor outside it."""
+    import torch
+
+    from ..losses.angular import angular_hinge
+
+    xs = np.linspace(-2.5, 2.5, steps)
+    gx, gy = np.meshgrid(xs, xs)
+    n = torch.tensor(np.stack([gx.ravel(), gy.ravel()], 1), dtype=torch.float64)
+    a = torch.tensor([[-1.0, 0.0]], dtype=torch.float64).expand_as(n)
+    p = torch.tensor([[1.0, 0.0]], dtype=torch.float64).expand_as(n)
+    loss = angular_hinge(a, p, n, tan2).numpy().reshape(gx.shape)
+    im = ax.imshow(loss, extent=(xs[0], xs[-1], xs[0], xs[-1]), origin="lower", cmap="magma")
+    r = 1.0 / np.sqrt(tan2)
+    t = np.linspace(0, 2 * np.pi, 200)
+    ax.plot(r * np.cos(t), r * np.sin(t), color="white", lw=1, ls="--")
+    for (x, y), name in (((-1, 0), "a"), ((1, 0), "p"), ((0, 0), "C")):
+        ax.plot(x, y, "o", color="cyan")
+        ax.annotate(name, (x, y), xytext=(4, 6), textcoords="offset points", color="cyan", fontsize=11)
+    ax.set(title=f"eq. 2's loss for a negative at each point (tan²α = {tan2:g})", xlabel="n₁", ylabel="n₂")
+    ax.figure.colorbar(im, ax=ax, shrink=0.8)
 
 
 def _fmt_num(v: float) -> str:

@@ -13,6 +13,9 @@
   :class:`~itmlib.data.synthetic.news.NewsConfig` fields.
 * ``"coco"`` - real MS-COCO captions (no images); splits ``test`` (Karpathy
   5k), ``test1k-0`` ... ``test1k-4``, ``train``; CxC and ECCV positives.
+* ``"coco_scenes"`` - real COCO captions beside scenes built from their own scene graphs (idealised
+  perception of what the captions mention); ``kwargs`` are
+  :class:`~itmlib.data.coco_scenes.CocoScenesConfig` fields.
 * ``"precomp"`` - SCAN/VSE precomputed features in ``data_dir``.
 """
 
@@ -30,7 +33,7 @@ from .synthetic.news import NewsConfig, load_synthetic_news
 
 __all__ = ["load_dataset", "ITMDataset", "WorldConfig", "CAPTIONS_PER_IMAGE", "coco_folds", "DATASETS", "NewsConfig"]
 
-DATASETS = ("synthetic", "synthetic_news", "coco", "precomp")
+DATASETS = ("synthetic", "synthetic_news", "coco", "coco_scenes", "precomp")
 
 
 def load_dataset(name: str, split: str, *, data_dir: str | os.PathLike[str] | None = None,
@@ -56,6 +59,10 @@ def load_dataset(name: str, split: str, *, data_dir: str | os.PathLike[str] | No
     if name == "synthetic_news":
         check_choice("split", split, ("train", "dev", "val", "test"))
         return load_synthetic_news(split, sc.n_images(split), seed, NewsConfig(**kwargs))
+    if name == "coco_scenes":
+        from .coco_scenes import CocoScenesConfig, load_coco_scenes
+
+        return load_coco_scenes(split, scale=scale, seed=seed, config=CocoScenesConfig(**kwargs))
     if kwargs or world is not None:
         raise ValueError(f"generator options {sorted(kwargs) or ['world']} only apply to dataset 'synthetic'")
     if name == "coco":

@@ -17,7 +17,7 @@ from .binary import map_at_r, r_precision
 from .ndcg import ndcg
 from .protocols import coco_1k, fold_slices
 from .recall import retrieval_recall
-from .kway import k_way_accuracy, neighborhood_preservation
+from .kway import k_way_accuracy, neighbor_distance, neighborhood_preservation
 from .semantic import ncs, semantic_recall
 
 #: the metric bundle every trained model is evaluated on (:func:`itmlib.train.evaluate`): Recall@K
@@ -26,4 +26,4 @@ METRIC_COLUMNS = ["i2t_r1", "i2t_r5", "i2t_r10", "t2i_r1", "t2i_r5", "t2i_r10", 
                   "i2t_n1", "i2t_n5", "i2t_n10", "t2i_n1", "t2i_n5", "t2i_n10", "nsum", "nsum_nogt"]
 
 __all__ = ["METRIC_COLUMNS", "retrieval_recall", "semantic_recall", "ncs", "ndcg", "map_at_r", "r_precision", "coco_1k",
-           "fold_slices", "k_way_accuracy", "neighborhood_preservation"]
+           "fold_slices", "k_way_accuracy", "neighborhood_preservation", "neighbor_distance"]

@@ -25,6 +25,8 @@ Batch negatives are the batch items of other images, each once (see
 
 from __future__ import annotations
 
+import dataclasses
+
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -38,7 +40,7 @@ from ..losses.triplet import positive_mask_from_ids, triplet_loss
 from .vocab import Vocab
 from .vse import VSEConfig, VSEModel
 
-__all__ = ["NbrConfig", "NbrModel", "LOSSES", "WITHIN", "NEIGHBORS"]
+__all__ = ["NbrConfig", "NbrModel", "mean_region_features", "LOSSES", "WITHIN", "NEIGHBORS"]
 
 LOSSES = ("angular", "triplet", "vsepp")
 WITHIN = ("none", "ours", "struc")
@@ -67,11 +69,14 @@ class NbrConfig(VSEConfig):
     d2v_epochs: int = 20             # 20 epochs (public code: 50)
     d2v_mode: str = "code"           # paper: hierarchical softmax; code (default): negative sampling (relevance.doc2vec)
     init_words: bool = True          # word embeddings start from Doc2Vec's word vectors (sec. 3.3; word_dim = d2v_dim)
+    words_mode: str = ""             # the Doc2Vec those word vectors come from ("": d2v_mode's; PV-DBOW trains none,
+                                     # so Ω from DBOW keeps the PV-DM words: one start for every arm compared)
 
     def __post_init__(self) -> None:
         super().__post_init__()
         for f, options in (("loss", LOSSES), ("within", WITHIN), ("neighbors", NEIGHBORS),
-                           ("struc_space", ("text", "image")), ("sampling", ("paper", "code"))):
+                           ("struc_space", ("text", "image")), ("sampling", ("paper", "code")),
+                           ("words_mode", ("", "paper", "code"))):
             if getattr(self, f) not in options:
                 raise ValueError(f"NbrConfig.{f} must be one of {options}, got {getattr(self, f)!r}")
         if self.within == "none" and (self.alpha > 0 or self.beta > 0):
@@ -97,6 +102,13 @@ class NbrConfig(VSEConfig):
         return (a if self.alpha < 0 else self.alpha, b if self.beta < 0 else self.beta)
 
 
+def mean_region_features(ds: ITMDataset) -> np.ndarray:
+    """(n_images, d) float32: each image's mean region feature over its valid regions (padding is zero), the
+    image space of OURS (Img NNs) where the paper uses a ResNet feature."""
+    cnt = np.maximum(ds.region_counts if ds.region_counts is not None else ds.regions.shape[1], 1)
+    return (ds.regions.sum(1) / np.broadcast_to(cnt, (ds.n_images,))[:, None]).astype(np.float32)
+
+
 def candidate_table(cfg: NbrConfig, ds: ITMDataset) -> np.ndarray:
     """(n_captions, K) candidate neighbour captions of every training caption (-1 padded), per ``cfg.neighbors``."""
     n, k = ds.n_captions, ds.captions_per_image
@@ -114,9 +126,7 @@ def candidate_table(cfg: NbrConfig, ds: ITMDataset) -> np.ndarray:
     # image space: the mean valid region feature (the paper's ResNet feature), neighbours of the image
     from ..relevance.doc2vec import neighbor_table
 
-    cnt = np.maximum(ds.region_counts if ds.region_counts is not None else ds.regions.shape[1], 1)
-    feat = ds.regions.sum(1) / np.broadcast_to(cnt, (ds.n_images,))[:, None]
-    img = neighbor_table(feat.astype(np.float32), min(cfg.n_neighbors, ds.n_images - 1), cfg.sampling)
+    img = neighbor_table(mean_region_features(ds), min(cfg.n_neighbors, ds.n_images - 1), cfg.sampling)
     rows = img[ds.img_of_caption]                                        # the caption's image's neighbours
     off = np.arange(n) % k
     return np.where(rows >= 0, rows * k + off[:, None], -1)             # their caption at the same position
@@ -140,7 +150,8 @@ class NbrModel(VSEModel):
 
         if bool(self.words_ready):
             return 0
-        wv = train_doc2vec(ds.captions, self.cfg.doc2vec()).wv
+        settings = self.cfg.doc2vec()
+        wv = train_doc2vec(ds.captions, dataclasses.replace(settings, mode=self.cfg.words_mode or settings.mode)).wv
         rows = [(i, wv[w]) for i, w in enumerate(vocab.itos) if w in wv.key_to_index]
         with torch.no_grad():
             if rows:

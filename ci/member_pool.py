@@ -1,0 +1,210 @@
+"""Train every member of a notebook's grids at once, on a pool of worker processes: for a lent machine with
+many cores and one GPU, where the notebook's grids, run one after another, would each wait on their slowest
+member. Each member is one :func:`itmlib.grid.run_grid` call of its own, with the notebook's configs,
+evaluation and record folder, so the member records it writes are the ones the notebook takes when it is run
+in full afterwards (its tables still come from the notebook itself).
+
+    python ci/member_pool.py 06_phrase_labels --workers 15 --device cuda      # medium, as ci/medium.yaml
+    python ci/member_pool.py 07_semantic_neighborhoods --world literal --list
+
+The members mirror the notebook's cells (:data:`PLANS`): 06's Table 3, its headline arms' extra seeds, the
+longer-training arms, Table 5's fractions and VSE++; 07's news and literal grids. The headline claims' members
+go first, so a pool cut off part-way has trained what the verdicts need most; members that share SSAMT's
+first phase wait for the first of them (:func:`phase_one_groups`). Workers are spawned (each loads the cached
+worlds and starts its own CUDA context) and run torch on one thread.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+_SHARED: dict = {}
+
+
+def notebook_params(nb: str, scale: str) -> dict:
+    """The notebook's parameter defaults, then ci/<scale>.yaml's overrides (as ``make tables``)."""
+    cells = json.loads((ROOT / "notebooks" / f"{nb}.ipynb").read_text())["cells"]
+    src = next("".join(c["source"]) for c in cells if "parameters" in c.get("metadata", {}).get("tags", []))
+    ns: dict = {}
+    exec(src, ns)
+    path = ROOT / "ci" / f"{scale}.yaml"
+    over = (yaml.safe_load(path.read_text()) if path.is_file() else None) or {}
+    ns.update(over.get("all", {}))
+    ns.update(over.get(nb, {}))
+    ns["scale"] = scale
+    return {k: v for k, v in ns.items() if not k.startswith("__")}
+
+
+def _load(world: str, p: dict) -> tuple:
+    from itmlib.data import load_dataset
+
+    return tuple(load_dataset(world, s, scale=p["scale"], seed=p["seed"]) for s in ("train", "dev", "test"))
+
+
+# ----- 06: SSAMT ------------------------------------------------------------------------------------------
+def _members_06(p: dict) -> list[tuple[str, Any, float, int, str]]:
+    from itmlib.claims import headline_methods
+    from itmlib.papers import ssamt
+    from itmlib.papers.ncs_sam import vse_config
+
+    data = _load("synthetic", p)[0].source
+    seeds = range(p["seed"], p["seed"] + p["n_seeds"])
+    configs = ssamt.table3_configs(p["scale"], data=data, arms=p["arms"], phrase_settings=p["phrase_settings"],
+                                   epochs=p["epochs"] or None, negative_pool=p["negative_pool"], rerank_k=p["rerank_k"],
+                                   phrase_backend=p["phrase_backend"])
+    f0 = p["fraction"]
+    heads = [n for n in headline_methods("06_phrase_labels") if n in configs]
+    out = [(n, configs[n], f0, s, "ssamt") for n in heads for s in range(p["seed"], p["seed"] + max(p["headline_seeds"], p["n_seeds"]))]
+    out += [(n, c, f0, s, "ssamt") for n, c in configs.items() if n not in heads for s in seeds]
+    if p["longer"]:
+        for n in (ssamt.arm_name("+PM", True), ssamt.arm_name("+LM", True)):
+            if n in configs:
+                out += [(f"{n} x{p['longer']:g} epochs", ssamt.scaled_epochs(configs[n], p["longer"]), f0, s, "ssamt") for s in seeds]
+    t5 = {ssamt.arm_name(a, True): configs[ssamt.arm_name(a, True)] for a in p["arms"] if ssamt.arm_name(a, True) in configs}
+    for f in (f for f in p["fractions"] if f < 1.0):
+        out += [(n, ssamt.fixed_updates(c, f) if p["table5_updates"] == "fixed" else c, f0 * f, s, "ssamt")
+                for n, c in t5.items() for s in seeds]
+    if p["compare_vse"]:
+        out += [("VSE++", vse_config(p["scale"], data=data), f0, s, "vse") for s in seeds]
+    return out
+
+
+def _world_06(kind: str, p: dict, device: str) -> dict:
+    from itmlib.papers import ssamt
+    from itmlib.relevance import eval_relevance
+
+    train_ds, dev_ds, test_ds = _load("synthetic", p)
+    rel = eval_relevance(test_ds)
+    fn = ssamt.ssamt_evaluator(test_ds, rel, seed=p["seed"], device=device, dev_ds=dev_ds) if kind == "ssamt" else None
+    return dict(train=train_ds, dev=dev_ds, test=test_ds, rel=rel, eval=fn)
+
+
+# ----- 07: semantic neighbourhoods ------------------------------------------------------------------------
+def _members_07(p: dict) -> list[tuple[str, Any, float, int, str]]:
+    from itmlib.claims import headline_methods
+    from itmlib.papers import neighborhoods as nbr
+
+    common = dict(epochs=p["epochs"] or None, d2v_mode=p["d2v_mode"], sampling=p["neighbor_sampling"])
+    seeds = range(p["seed"], p["seed"] + p["n_seeds"])
+    news = nbr.arm_configs(p["scale"], p["news_arms"], data=_load(p["dataset"], p)[0].source, **common)
+    heads = [n for n in headline_methods("07_semantic_neighborhoods", "news") if n in news]
+    out = [(n, news[n], 1.0, s, "news") for n in heads for s in range(p["seed"], p["seed"] + max(p["headline_seeds"], p["n_seeds"]))]
+    out += [(n, c, 1.0, s, "news") for n, c in news.items() if n not in heads for s in seeds]
+    lit = nbr.arm_configs(p["scale"], p["literal_arms"], data=_load("synthetic", p)[0].source, **common)
+    out += [(n, c, p["literal_fraction"], s, "literal") for n, c in lit.items() for s in seeds]
+    return out
+
+
+def _world_07(kind: str, p: dict, device: str) -> dict:
+    from itmlib.papers import neighborhoods as nbr
+
+    if kind == "news":
+        train_ds, dev_ds, test_ds = _load(p["dataset"], p)
+        omega = nbr.test_omega(train_ds, test_ds, nbr.doc2vec_settings(p["scale"], p["d2v_mode"]))
+        kp = min(nbr.preservation_k(p["scale"]), test_ds.n_images - 1)
+        fn = nbr.nbr_evaluator(test_ds, omega=omega, preservation_k=kp, n_draws=p["n_draws"], seed=p["seed"], device=device)
+    else:
+        train_ds, dev_ds, test_ds = _load("synthetic", p)
+        fn = nbr.nbr_evaluator(test_ds, n_draws=p["n_draws"], seed=p["seed"], device=device)
+    return dict(train=train_ds, dev=dev_ds, test=test_ds, rel=None, eval=fn)
+
+
+#: notebook -> (its members: (name, config, fraction of the training images, seed, world), a world's data and evaluator)
+PLANS = {"06_phrase_labels": (_members_06, _world_06), "07_semantic_neighborhoods": (_members_07, _world_07)}
+
+
+def phase_one_groups(todo: list[tuple], p: dict, nb: str, ckpt_dir: str) -> list[list[tuple]]:
+    """``todo`` grouped by the first-phase run they share (SSAMT's intra phase is one run per data subset,
+    seed and text input, shared by every arm), groups in the order of their first member. The pool trains
+    one member per group first and the rest once that first phase is on disk: otherwise two workers would
+    train one first phase side by side, twice the work and two different starts for arms that share one."""
+    from itmlib.grid import _trained_config
+    from itmlib.train import _phase_one, checkpoint_folder
+
+    trains: dict[str, Any] = {}
+    groups: dict[str, list[tuple]] = {}
+    for i, m in enumerate(todo):
+        if m[4] not in trains:
+            trains[m[4]] = PLANS[nb][1](m[4], p, "cpu")["train"]
+        p1 = _phase_one(_trained_config(m[1], trains[m[4]], m[2], m[3]))
+        groups.setdefault(str(checkpoint_folder(*p1, ckpt_dir)) if p1 else f"own {i}", []).append(m)
+    return list(groups.values())
+
+
+def _setup(nb: str, scale: str, ckpt: str, device: str, results_dir: str) -> None:
+    import torch
+
+    torch.set_num_threads(1)
+    os.chdir(ROOT)
+    _SHARED.update(nb=nb, p=notebook_params(nb, scale), ckpt=ckpt, device=device, worlds={},
+                   records=str(Path(results_dir) / nb / "members"))
+
+
+def _train(member: tuple) -> tuple[str, float, int]:
+    from itmlib.grid import run_grid
+
+    name, cfg, f, s, kind = member
+    d = _SHARED
+    if kind not in d["worlds"]:
+        d["worlds"][kind] = PLANS[d["nb"]][1](kind, d["p"], d["device"])
+    w = d["worlds"][kind]
+    t0 = time.time()
+    runs, _ = run_grid({name: cfg}, w["train"], w["dev"], w["test"], w["rel"], fractions=[f], seeds=[s],
+                       ckpt_dir=d["ckpt"], device=d["device"], evaluate_fn=w["eval"], record_dir=d["records"])
+    return f"{name}, fraction {f:g}, seed {s}", time.time() - t0, len(runs)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("notebook", choices=sorted(PLANS))
+    ap.add_argument("--scale", default="medium")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--world", help="only the members of this world (06: ssamt, vse; 07: news, literal)")
+    ap.add_argument("--results-dir", default="results")
+    ap.add_argument("--ckpt-dir", default="runs/checkpoints")
+    ap.add_argument("--list", action="store_true", help="print the members and stop")
+    args = ap.parse_args(argv)
+    os.chdir(ROOT)
+    import torch
+
+    torch.set_num_threads(1)
+    p = notebook_params(args.notebook, args.scale)
+    t0 = time.time()
+    members, world = PLANS[args.notebook]
+    todo = [m for m in members(p) if args.world in (None, m[4])]
+    groups = phase_one_groups(todo, p, args.notebook, args.ckpt_dir)
+    print(f"[pool] {len(todo)} members of {args.notebook} at {args.scale}; data in {time.time() - t0:.0f} s", flush=True)
+    if args.list:
+        for g in groups:
+            print(" ", "; ".join(f"{m[0]}, {m[4]}, fraction {m[2]:g}, seed {m[3]}, {m[1].epochs} epochs" for m in g))
+        return 0
+    for kind in dict.fromkeys(m[4] for m in todo):
+        world(kind, p, "cpu")      # relevance, Doc2Vec and Ω cached on disk before the workers start
+    with ProcessPoolExecutor(args.workers, mp_context=get_context("spawn"), initializer=_setup,
+                             initargs=(args.notebook, args.scale, args.ckpt_dir, args.device, args.results_dir)) as pool:
+        waiting = {pool.submit(_train, g[0]): g[1:] for g in groups}   # one member per first phase, in order
+        k = 0
+        while waiting:
+            fut = next(as_completed(waiting))
+            rest = waiting.pop(fut)
+            label, secs, _ = fut.result()
+            k += 1
+            print(f"[pool] {k}/{len(todo)} {label}: {secs:.0f} s (at {time.time() - t0:.0f} s)", flush=True)
+            waiting.update({pool.submit(_train, m): [] for m in rest})   # their first phase is on disk now
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,43 @@
+"""ci/member_pool.py: the members it trains are the notebooks' own grids at medium (ci/medium.yaml), headline
+arms first, and SSAMT members that share a first phase are grouped behind one of them."""
+import importlib.util
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def pool():
+    spec = importlib.util.spec_from_file_location("member_pool", ROOT / "ci" / "member_pool.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_07_members_are_the_medium_grid_with_five_seeds_for_the_headline_arms(pool):
+    from itmlib.claims import headline_methods
+
+    p = pool.notebook_params("07_semantic_neighborhoods", "medium")
+    todo = pool.PLANS["07_semantic_neighborhoods"][0](p)
+    news = [m for m in todo if m[4] == "news"]
+    heads = headline_methods("07_semantic_neighborhoods", "news")
+    seeds = Counter(m[0] for m in news)
+    assert {n: seeds[n] for n in heads} == {n: 5 for n in heads}
+    assert all(seeds[n] == 3 for n in p["news_arms"] if n not in heads) and set(seeds) == set(p["news_arms"])
+    assert [m[0] for m in todo[:len(heads) * 5]] == [n for n in heads for _ in range(5)]      # headline arms first
+    lit = [m for m in todo if m[4] == "literal"]
+    assert len(lit) == 3 * len(p["literal_arms"]) and {m[2] for m in lit} == {p["literal_fraction"]}
+    assert "TRIP+NP+SYM" in p["literal_arms"] and "OURS [DBOW]" in p["news_arms"]
+
+
+def test_06_members_share_their_first_phase_in_groups(pool):
+    p = pool.notebook_params("06_phrase_labels", "medium")
+    todo = pool.PLANS["06_phrase_labels"][0](p)
+    assert len(todo) == 58                     # 18 + 4 headline + 6 longer + 27 Table 5 + 3 VSE++
+    groups = pool.phase_one_groups(todo, p, "06_phrase_labels", "runs/checkpoints")
+    assert sum(map(len, groups)) == 58 and len(groups) == 23
+    for g in groups:                           # one first phase: one seed, one fraction, one phrase setting
+        assert len({(m[2], m[3], "w/o" in m[0], " x" in m[0]) for m in g}) == 1
