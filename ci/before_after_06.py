@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
         meta, new = read_table(ROOT / "results" / NB / f"{table}.csv")
         out.append({"what": label, "before": _value(old, where, col), "after": _value(new, where, col),
                     "seeds before": int(_value(old, where, "seeds")), "seeds after": int(_value(new, where, "seeds"))})
-    df = pd.DataFrame(out)
+    df = pd.DataFrame(out).assign(paper="no paper number (our own tables, before and after)")
     write_table(df, ROOT / "results", NB, "before_after",
                 {"data": f"{meta['data']}; before: the tables of commit {args.before} (ranking protocol only, "
                          "word-set split, constant learning rate, Table 5 at fixed epochs, 2 seeds, trained on cpu)",

@@ -30,7 +30,7 @@ def test_07_members_are_the_medium_grid_with_five_seeds_for_the_headline_arms(po
     assert [m[0] for m in todo[:len(heads) * 5]] == [n for n in heads for _ in range(5)]      # headline arms first
     lit = [m for m in todo if m[4] == "literal"]
     assert len(lit) == 3 * len(p["literal_arms"]) and {m[2] for m in lit} == {p["literal_fraction"]}
-    assert "TRIP+NP+SYM" in p["literal_arms"] and "OURS [DBOW]" in p["news_arms"]
+    assert "TRIP+NP+SYM" in p["literal_arms"] and "OURS (DBOW)" in p["news_arms"]
 
 
 def test_06_members_share_their_first_phase_in_groups(pool):

@@ -343,13 +343,14 @@ def test_neighbor_distance_by_hand():
 def test_a_doc2vec_tag_changes_omega_but_not_the_word_vectors():
     from itmlib.papers.neighborhoods import nbr_config, split_arm, with_paper_columns
 
-    assert split_arm("OURS [DBOW]") == ("OURS", "dbow") and split_arm("OURS (random NNs)") == ("OURS (random NNs)", None)
-    tagged, plain = nbr_config("smoke", "OURS [DBOW]").model, nbr_config("smoke", "OURS").model
+    assert split_arm("OURS (DBOW)") == ("OURS", "dbow") and split_arm("OURS (random NNs)") == ("OURS (random NNs)", None)
+    tagged, plain = nbr_config("smoke", "OURS (DBOW)").model, nbr_config("smoke", "OURS").model
     assert (tagged.d2v_mode, tagged.words_mode) == ("dbow", "code") and (plain.d2v_mode, plain.words_mode) == ("code", "")
-    assert nbr_config("smoke", "OURS [NS]").model == plain                # the notebook's own mode: the same arm
-    with pytest.raises(ValueError, match=r"unknown Doc2Vec tag \[XX\]"):
-        nbr_config("smoke", "OURS [XX]")
-    t = with_paper_columns(pd.DataFrame({"method": ["OURS", "OURS [DBOW]"]}), "table1", "synthetic_news")
+    assert nbr_config("smoke", "OURS (NS)").model == plain                # the notebook's own mode: the same arm
+    assert split_arm("OURS (random NNs) (DBOW)") == ("OURS (random NNs)", "dbow")
+    with pytest.raises(ValueError, match="arm must be one of"):
+        nbr_config("smoke", "OURS (XX)")
+    t = with_paper_columns(pd.DataFrame({"method": ["OURS", "OURS (DBOW)"]}), "table1", "synthetic_news")
     assert t["paper i2t (Politics)"].iloc[0] == t["paper i2t (Politics)"].iloc[1] == pytest.approx(64.67)
     assert not any("GoodNews" in c for c in t.columns)                    # nothing here models GoodNews
 

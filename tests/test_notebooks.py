@@ -168,11 +168,15 @@ def _check_07(t):
     assert (t1.i2t_acc5 > 24).all() and (t1.t2i_acc5 > 24).all(), t1                # chance: 20 (5-way)
     lit = t("table1_literal").set_index("method")
     assert (lit.i2t_acc100 > 2).all(), lit                                          # chance: 1 (100-way)
-    purity = t("doc2vec_topic_purity").set_index("d2v_mode")
-    assert (purity.same_topic > purity.chance).all()
+    purity = t("doc2vec_topic_purity").set_index("space")
+    assert (purity.same_topic > purity.chance).all() and "image: mean region feature" in purity.index
+    ch = t("text_image_channels")
+    sym = ch[ch.world.str.startswith("v3") & (ch.channel == "symbol words")].iloc[0]
+    assert abs(sym.own_image - sym.same_topic_image) < 8                          # v3: no literal symbol channel
+    assert {"nd_img", "nd_txt"} <= set(t("table3_preservation").columns)
     coco = t("coco_caption_neighbours")
     assert (coco.recall > 5 * coco.chance).all()                                  # real text: far above chance
-    assert len(t("claims")) == 14
+    assert len(t("claims")) == 20
 
 
 def _check_09(t):

@@ -58,11 +58,11 @@ TABLE2 = ("TRIP+NP+SYM", "OURS (TRIP)", "STRUC (GT, Text)", "STRUC (NN, Text)", 
 TABLE4 = ("OURS", "OURS - L_text", "OURS - L_img")
 #: the mechanism's control: every extra term and batch item of OURS, neighbours drawn at random
 CONTROL = "OURS (random NNs)"
-#: an arm name's Doc2Vec tag -> ``d2v_mode``: "OURS [DBOW]" is OURS with Ω from PV-DBOW, "OURS [HS]" with the
+#: an arm name's Doc2Vec tag -> ``d2v_mode``: "OURS (DBOW)" is OURS with Ω from PV-DBOW, "OURS (HS)" with the
 #: paper's hierarchical softmax (an untagged arm takes the notebook's ``d2v_mode``)
 D2V_TAGS = {"DBOW": "dbow", "HS": "paper", "NS": "code"}
-#: our world -> the paper's datasets it stands in for (Politics only for the news world: its ~25-word
-#: vocabulary of topics is no model of GoodNews's 466k articles, so no GoodNews column is printed)
+#: our world -> the paper's datasets it stands in for (Politics only for the news world, calibrated on
+#: Politics' baseline; nothing in it models GoodNews's ~466k New York Times captions, so no GoodNews column)
 PAPER_DATASETS = {"synthetic_news": ("Politics",), "synthetic": ("COCO",)}
 _SIZES = {"smoke": dict(embed_dim=64, n_neighbors=40, min_count=3, epochs=6, preservation_k=10),
           "medium": dict(embed_dim=256, n_neighbors=200, min_count=10, epochs=15, preservation_k=50),
@@ -72,13 +72,13 @@ _SIZES = {"smoke": dict(embed_dim=64, n_neighbors=40, min_count=3, epochs=6, pre
 #: the paper's settings (sec. 4.1, its public code where the paper is silent) beside ours at medium, with the
 #: reason for each difference: notebook 07's settings table
 SETTINGS: list[tuple[str, str, str, str]] = [
-    ("Doc2Vec tokeniser", "public code: first 2 sentences, gensim filters without stemming",
+    ("Doc2Vec tokeniser", "first 2 sentences of each article (sec. 4.1); gensim filters without stemming (code)",
      "whole article, gensim's default filters (Porter stemming, numerals stripped)",
      "our articles are 40-80 words of one story; stemming merges our nonce words' plural forms (a hypothesis, untested)"),
     ("Doc2Vec output layer", "PV-DM, hierarchical softmax (paper); negative sampling (public code)",
-     "PV-DM with negative sampling (the code); [HS] and [DBOW] arms beside it",
+     "PV-DM with negative sampling (the code); (HS) and (DBOW) arms beside it",
      "the direct test: a PV-DBOW Ω is far purer on our world (the purity table)"),
-    ("Doc2Vec min_count", "20 (246k articles)", "10 (8,000 articles)", "scaled to the corpus"),
+    ("Doc2Vec min_count", "20 (Politics: 246,131 pairs)", "10 (8,000 articles)", "scaled to the corpus"),
     ("neighbours k (eq. 5)", "200, one drawn uniformly (paper); first 10 at distance > 0 (code)",
      "200, uniform (``neighbor_sampling``: paper)", "as the paper"),
     ("Img NNs features", "ResNet-50 pool feature", "the mean region feature of our detector", "our images are rendered shapes"),
@@ -113,20 +113,18 @@ def doc2vec_settings(scale: str, mode: str = "code") -> Doc2VecSettings:
 
 
 def split_arm(arm: str) -> tuple[str, str | None]:
-    """``"OURS [DBOW]"`` -> ``("OURS", "dbow")``; an untagged arm -> ``(arm, None)`` (:data:`D2V_TAGS`)."""
-    base, _, tag = arm.partition(" [")
-    if not tag:
-        return arm, None
-    tag = tag.rstrip("]")
-    if tag not in D2V_TAGS:
-        raise ValueError(f"arm {arm!r}: unknown Doc2Vec tag [{tag}]; choose one of {sorted(D2V_TAGS)}")
-    return base, D2V_TAGS[tag]
+    """``"OURS (DBOW)"`` -> ``("OURS", "dbow")``; an arm whose last parenthesis is no Doc2Vec tag (``"OURS"``,
+    ``"OURS (random NNs)"``) -> ``(arm, None)`` (:data:`D2V_TAGS`)."""
+    base, _, tag = arm.rpartition(" (")
+    if base and tag.endswith(")") and tag[:-1] in D2V_TAGS:
+        return base, D2V_TAGS[tag[:-1]]
+    return arm, None
 
 
 def nbr_config(scale: str, arm: str, *, data: str = "", epochs: int | None = None, d2v_mode: str = "code",
                **model: Any) -> TrainConfig:
     """The :class:`~itmlib.train.TrainConfig` of method ``arm`` (:data:`ARMS`, optionally tagged with a Doc2Vec
-    output layer, e.g. ``"OURS [DBOW]"``: :func:`split_arm`) at a scale: notebook 03's VSE++ sizes, optimiser
+    output layer, e.g. ``"OURS (DBOW)"``: :func:`split_arm`) at a scale: notebook 03's VSE++ sizes, optimiser
     and epochs, the neighbour loss and Doc2Vec settings of the paper."""
     arm, tagged = split_arm(arm)
     check_choice("arm", arm, tuple(ARMS))
@@ -239,7 +237,7 @@ def with_paper_columns(table: pd.DataFrame, which: str, world: str) -> pd.DataFr
         q = p[p.dataset == dset].set_index("method")
         if q.empty:
             continue
-        base = [split_arm(m)[0] for m in out.method]   # "OURS [DBOW]" stands beside the paper's OURS
+        base = [split_arm(m)[0] for m in out.method]   # "OURS (DBOW)" stands beside the paper's OURS
         for c in cols:
             out[f"paper {c} ({dset})"] = [100 * q.loc[m, c] if m in q.index else np.nan for m in base]
     return out
