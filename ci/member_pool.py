@@ -120,8 +120,31 @@ def _world_07(kind: str, p: dict, device: str) -> dict:
     return dict(train=train_ds, dev=dev_ds, test=test_ds, rel=None, eval=fn)
 
 
-#: notebook -> (its members: (name, config, fraction of the training images, seed, world), a world's data and evaluator)
-PLANS = {"06_phrase_labels": (_members_06, _world_06), "07_semantic_neighborhoods": (_members_07, _world_07)}
+def _prepare_07(todo: list[tuple], p: dict) -> None:
+    """Every Doc2Vec and Ω the members start from (word vectors; text neighbours), trained and cached once
+    here: the literal arms' subsets differ by seed, each with its own Doc2Vec."""
+    import dataclasses
+
+    from itmlib.grid import _member_config
+    from itmlib.relevance.doc2vec import omega_vectors, train_doc2vec
+
+    trains = {k: _world_07(k, p, "cpu")["train"] for k in dict.fromkeys(m[4] for m in todo)}
+    for _, cfg, f, s, kind in todo:
+        sub, c = _member_config(cfg, trains[kind], f, s)
+        mc = c.model
+        if not hasattr(mc, "doc2vec"):
+            continue
+        settings = mc.doc2vec()
+        if mc.init_words:
+            train_doc2vec(sub.captions, dataclasses.replace(settings, mode=mc.words_mode or settings.mode))
+        if mc.neighbors == "text":
+            omega_vectors(sub.captions, settings)
+
+
+#: notebook -> (its members: (name, config, fraction of the training images, seed, world), a world's data and
+#: evaluator, what to cache before the workers start or None)
+PLANS = {"06_phrase_labels": (_members_06, _world_06, None),
+         "07_semantic_neighborhoods": (_members_07, _world_07, _prepare_07)}
 
 
 def phase_one_groups(todo: list[tuple], p: dict, nb: str, ckpt_dir: str) -> list[list[tuple]]:
@@ -182,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(1)
     p = notebook_params(args.notebook, args.scale)
     t0 = time.time()
-    members, world = PLANS[args.notebook]
+    members, world, prepare = PLANS[args.notebook]
     todo = [m for m in members(p) if args.world in (None, m[4])]
     groups = phase_one_groups(todo, p, args.notebook, args.ckpt_dir)
     print(f"[pool] {len(todo)} members of {args.notebook} at {args.scale}; data in {time.time() - t0:.0f} s", flush=True)
@@ -192,6 +215,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     for kind in dict.fromkeys(m[4] for m in todo):
         world(kind, p, "cpu")      # relevance, Doc2Vec and Ω cached on disk before the workers start
+    if prepare:
+        prepare(todo, p)
+    print(f"[pool] worlds and caches ready at {time.time() - t0:.0f} s", flush=True)
     with ProcessPoolExecutor(args.workers, mp_context=get_context("spawn"), initializer=_setup,
                              initargs=(args.notebook, args.scale, args.ckpt_dir, args.device, args.results_dir)) as pool:
         waiting = {pool.submit(_train, g[0]): g[1:] for g in groups}   # one member per first phase, in order

@@ -64,7 +64,7 @@ from .paths import atomic_write_text, resolve_path
 from .progress import GridProgress, MemberStatus
 from .train import TrainConfig, TrainResult, config_dict, config_hash, epochs_done, evaluate, train
 
-__all__ = ["grid_member", "figure_record", "run_grid", "devices_note", "checkpoint_name", "parse_executor",
+__all__ = ["grid_member", "figure_record", "run_grid", "devices_note", "trained_where", "checkpoint_name", "parse_executor",
            "member_record_path", "METRIC_COLUMNS"]
 
 #: bump when a record's layout changes (older records are then ignored, not misread)
@@ -332,6 +332,12 @@ def _write_record(path: Path, member: tuple, trained: TrainConfig, key: str,
     text = json.dumps(rec, default=_json_number, indent=1) + "\n"
     atomic_write_text(path, text)
     return _from_record(json.loads(text))
+
+
+def trained_where(runs: pd.DataFrame, default: str) -> str:
+    """A table header's "where it trained": :func:`devices_note`, or "every member on ``default``" when all
+    rows trained on ``default``."""
+    return devices_note(runs, default) or f"every member on {default}"
 
 
 def devices_note(runs: pd.DataFrame, default: str) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
+from typing import Any, BinaryIO, Callable
 
 __all__ = ["repo_root", "resolve_path", "cache_dir", "atomic_write_text"]
 
@@ -48,16 +49,23 @@ def cache_dir() -> Path:
     return resolve_path(env) if env else repo_root() / "data" / "cache"
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` via a temp file in the same folder + ``os.replace``."""
+def atomic_write(path: Path, write: Callable[[BinaryIO], Any]) -> None:
+    """Write ``path`` through ``write(binary handle)`` into a temporary file of its own in the same folder,
+    then ``os.replace``: a killed run leaves no half file, and two processes writing one entry side by side
+    never share a temporary name."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` (UTF-8, newlines as given) to ``path`` by :func:`atomic_write`."""
+    atomic_write(path, lambda fh: fh.write(text.encode("utf-8")))

@@ -135,7 +135,7 @@ def test_claim_verdict_rows_by_hand():
 
 
 def test_extra_seeds_of_one_arm_are_left_out_of_its_pairs_and_named_in_the_header():
-    from itmlib.grid import devices_note
+    from itmlib.grid import devices_note, trained_where
 
     # the model has five seeds (2-4 on a GPU), its baseline two: only seeds 0 and 1 pair
     runs = pd.DataFrame({"method": ["new"] * 5 + ["base"] * 2, "seed": [0, 1, 2, 3, 4, 0, 1],
@@ -147,6 +147,8 @@ def test_extra_seeds_of_one_arm_are_left_out_of_its_pairs_and_named_in_the_heade
     assert devices_note(runs, "cpu") == "seeds 2-4 of new trained on cuda (X), the rest on cpu"
     assert devices_note(runs[runs.seed > 1], "cpu") == "every member trained on cuda (X)"
     assert devices_note(runs[runs.seed < 2], "cpu") == "" and devices_note(runs.drop(columns="device"), "cpu") == ""
+    assert trained_where(runs[runs.seed < 2], "cpu") == "every member on cpu"
+    assert trained_where(runs[runs.seed > 1], "cpu") == "every member trained on cuda (X)"
 
 
 def test_vse_config_follows_the_scale():

@@ -155,8 +155,9 @@ class NbrModel(VSEModel):
         rows = [(i, wv[w]) for i, w in enumerate(vocab.itos) if w in wv.key_to_index]
         with torch.no_grad():
             if rows:
-                idx = torch.tensor([i for i, _ in rows])
-                vec = torch.from_numpy(np.stack([v for _, v in rows]))
+                w = self.embed.weight
+                idx = torch.tensor([i for i, _ in rows], device=w.device)
+                vec = torch.from_numpy(np.stack([v for _, v in rows])).to(w)      # the model may be on a GPU
                 self.embed.weight[idx] = vec / vec.norm(dim=1, keepdim=True).clamp(min=1e-6) * \
                     self.embed.weight[idx].norm(dim=1, keepdim=True).mean()   # keep the init's scale
             self.words_ready.fill_(True)

@@ -14,14 +14,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
 from ..progress import bar
 
-from ..paths import cache_dir
+from ..paths import atomic_write, cache_dir
 
 __all__ = ["RelevanceCache", "CACHE_VERSION", "fingerprint"]
 
@@ -68,14 +67,14 @@ class RelevanceCache:
                 block = int(old["block"])  # resume with the block size the entry was started with
                 meta["block"] = block
         else:
-            _atomic(meta_path, lambda fh: fh.write(json.dumps(meta, indent=1, sort_keys=True).encode()))
+            atomic_write(meta_path, lambda fh: fh.write(json.dumps(meta, indent=1, sort_keys=True).encode()))
         starts = range(0, len(refs), block)
         parts = []
         for s in bar(starts, desc=metric, enabled=progress):
             f = path / f"rows_{s:06d}.npy"
             if not f.is_file():
                 rows = compute(slice(s, min(s + block, len(refs))))
-                _atomic(f, lambda fh, rows=rows: np.save(fh, rows))
+                atomic_write(f, lambda fh, rows=rows: np.save(fh, rows))
             parts.append(np.load(f))
         return np.concatenate(parts, axis=0)
 
@@ -83,15 +82,3 @@ class RelevanceCache:
              candidates: Sequence[str]) -> dict[str, Any] | None:
         p = self.entry(metric, settings, refs, candidates) / "meta.json"
         return json.loads(p.read_text()) if p.is_file() else None
-
-
-def _atomic(path: Path, write: Callable[[Any], Any]) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            write(fh)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise

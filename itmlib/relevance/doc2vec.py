@@ -45,7 +45,7 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from ..knn import knn
-from ..paths import cache_dir
+from ..paths import atomic_write, cache_dir
 
 log = logging.getLogger(__name__)
 
@@ -143,11 +143,9 @@ def train_doc2vec(texts: Sequence[str], settings: Doc2VecSettings = Doc2VecSetti
     model.train(docs, total_examples=len(docs), epochs=model.epochs)
     if cache:
         path.mkdir(parents=True, exist_ok=True)
-        tmp = file.with_suffix(".tmp")
-        # one file, then one rename: gensim writes arrays of 10M+ elements (its sep_limit, applied to the
-        # model's KeyedVectors too) beside the file, named after tmp, where the renamed model cannot find them
-        model.save(str(tmp), sep_limit=2**62)
-        tmp.replace(file)
+        # one file: gensim writes arrays of 10M+ elements (its sep_limit, applied to the model's KeyedVectors
+        # too) beside a named file, where a renamed model cannot find them; into a handle it pickles them all
+        atomic_write(file, lambda fh: model.save(fh, sep_limit=2**62))
     return model
 
 
@@ -167,9 +165,8 @@ def omega_vectors(texts: Sequence[str], settings: Doc2VecSettings = Doc2VecSetti
         return np.load(file)
     vec = doc_vectors(train_doc2vec(texts, settings, cache=cache), texts)
     if cache:
-        tmp = file.with_suffix(".tmp.npy")
-        np.save(tmp, vec)
-        tmp.replace(file)
+        file.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(file, lambda fh: np.save(fh, vec))
     return vec
 
 
