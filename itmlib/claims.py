@@ -37,7 +37,8 @@ from importlib import resources
 from typing import Any, Mapping
 
 
-__all__ = ["Claim", "load_claims", "claim", "claims_for", "headline_methods", "paper_side", "paper_cells", "CLAIM_FILES"]
+__all__ = ["Claim", "load_claims", "claim", "claims_for", "headline_methods", "paper_side", "paper_cells", "CLAIM_FILES",
+           "REAL_LANGUAGE", "replayed_claims", "replayed_from"]
 
 #: paper key -> claims file beside the transcribed tables
 CLAIM_FILES = {"ncs_sam": "claims_ncs_sam.yaml", "teran": "claims_teran.yaml", "ssamt": "claims_ssamt.yaml",
@@ -133,6 +134,8 @@ def claim(claim_id: str) -> Claim:
         for c in load_claims(p):
             if c.id == claim_id:
                 return c
+    if claim_id != replayed_from(claim_id):     # a replayed claim (:func:`replayed_claims`): the original's flags
+        return claim(replayed_from(claim_id))
     raise ValueError(f"no claim with id {claim_id!r}")
 
 
@@ -142,6 +145,36 @@ def claims_for(notebook: str) -> list[Claim]:
     if not out:
         raise ValueError(f"no claims name notebook {notebook!r}")
     return out
+
+
+#: the real-language notebook's replay of the papers' headline claims: its run table -> the claims it re-judges
+#: there (each paper's headline claims, and TERAN's grounding); its own claims (``notebook: 10_real_language``) follow
+REAL_LANGUAGE = {"sam": ("sam_scarce_rsum_10_warmup", "sam_scarce_rsum_10_warmup_vs_shuffled"),
+                 "sam_full": ("sam_full_raises_ncs",),
+                 "ssamt": ("ssamt_pm_helps", "ssamt_pm_phrase_score_i2t", "ssamt_pm_phrase_score_t2i"),
+                 "nbr": ("nbr_ours_not_on_literal",),
+                 "teran": ("teran_mrsw_beats_mwsr_t2i", "teran_mrsw_beats_mwsr_i2t", "teran_beats_tern", "teran_grounds_tern_not")}
+
+
+def replayed_claims(notebook: str = "10_real_language", tables: Mapping[str, tuple[str, ...]] = REAL_LANGUAGE, *,
+                    metrics: Mapping[str, str] | None = None, own: bool = True) -> list[Claim]:
+    """Other notebooks' claims judged again by ``notebook`` on another world: each claim of ``tables`` (run table
+    -> claim ids) with that run table, ``notebook``'s name and the id ``real_<id>`` (the original id stays
+    findable: :func:`replayed_from`), every one a headline claim there; ``metrics`` renames a metric (a k-way accuracy
+    whose k is the test split's); the claim's text says which world. Then (``own``) ``notebook``'s own claims from
+    the files."""
+    import dataclasses
+
+    out = [dataclasses.replace(claim(i), id=f"real_{i}", notebook=notebook, table=t, headline=True,
+                               claim=f"{claim(i).claim} (real captions)",
+                               metric=(metrics or {}).get(claim(i).metric, claim(i).metric))
+           for t, ids in tables.items() for i in ids]
+    return out + ([c for p in CLAIM_FILES for c in load_claims(p) if c.notebook == notebook] if own else [])
+
+
+def replayed_from(claim_id: str) -> str:
+    """The original claim's id of a replayed one (``real_<id>`` -> ``<id>``); other ids as they are."""
+    return claim_id.removeprefix("real_")
 
 
 def headline_methods(notebook: str, table: str = "runs") -> list[str]:

@@ -1,5 +1,6 @@
 """The real-language world: verbatim COCO captions, scenes from their own parses, no text in the features."""
 import numpy as np
+import pandas as pd
 import pytest
 
 from itmlib.data import load_dataset
@@ -92,3 +93,50 @@ def test_vse_learns_the_world_far_above_chance(tmp_path, test_ds):
     r = train(cfg, tr, dv, ckpt_dir=str(tmp_path), name="vse", device="cpu", progress=False)
     m = evaluate(r.model, r.vocab, test_ds, None, device="cpu")
     assert m["i2t_r1"] > 10 and m["t2i_r1"] > 10 and m["i2t_r1"] < 95
+
+
+def test_relations_place_the_subjects_box_by_the_predicate():
+    from itmlib.data.coco_scenes import place_boxes, relations_of
+
+    cats = {"cat": 0, "table": 1, "dog": 2, "bed": 3}
+    rel = relations_of([[("cat", "sit on", "table"), ("dog", "under", "table"), ("cat", "next to", "dog")],
+                        [("cat", "on", "table"), ("man", "hold", "cat"), ("bed", "near", "bed")]], cats, other=4)
+    # once per pair, first mention first; "other" (man) and a category with itself are left out
+    assert rel == [(0, "on", 1), (2, "under", 1), (0, "beside", 2)]
+    boxes = np.array([[0.0, 0.0, 0.2, 0.2], [0.3, 0.5, 0.7, 0.9], [0.8, 0.0, 0.9, 0.1]], np.float32)
+    place_boxes(boxes, {0: 0, 1: 1, 2: 2}, rel)
+    cat, table, dog = boxes
+    np.testing.assert_allclose(cat, [0.4, 0.4, 0.6, 0.6], atol=1e-6)       # centred on the table, a quarter into its top
+    np.testing.assert_allclose(dog, [0.45, 0.8, 0.55, 0.9], atol=1e-6)     # from under the table's bottom, kept inside
+    np.testing.assert_allclose(table, [0.3, 0.5, 0.7, 0.9])                # objects stay; the cat moved once only
+
+
+def test_object_words_are_grounded_in_their_categorys_region(test_ds):
+    from itmlib.grounding import grounding_targets
+
+    t = grounding_targets(test_ds)
+    assert len(t) > test_ds.n_captions            # most captions name an object the image holds once
+    cats = test_ds.image_extras["categories"][0]
+    for row in t.sample(200, random_state=0).itertuples():
+        scene = test_ds.image_extras["objects"][row.image]
+        k = next(k for k, c in enumerate(scene) if cats[c] == row.word)
+        assert scene[list(scene)[k]][0] == 1      # one instance: the region is unambiguous
+        assert row.region == sum(n for n, _ in list(scene.values())[:k]) < test_ds.region_counts[row.image]
+
+
+def test_the_calibration_rule_picks_the_admissible_setting_nearest_half_the_maximum():
+    import importlib.util
+
+    from itmlib.paths import repo_root
+
+    spec = importlib.util.spec_from_file_location("cal", repo_root() / "benchmarks" / "calibrate_coco_scenes.py")
+    cal = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cal)
+    t = pd.DataFrame({"noise": [0.5, 1.0, 1.5, 2.0], "distractors": [2.0] * 4,
+                      "i2t_r1": [80.0, 45.0, 30.0, 5.0], "t2i_r1": [75.0, 40.0, 28.0, 4.0],
+                      "rsum": [520.0, 360.0, 280.0, 90.0]})
+    out = cal.choose(t)
+    assert out.admissible.tolist() == [False, True, True, False]   # R@1 outside [10, 70] either way: out
+    assert out.chosen.tolist() == [False, False, True, False]      # |280 - 300| < |360 - 300|
+    tie = cal.choose(t.assign(rsum=[520.0, 320.0, 280.0, 90.0]))   # 20 from 300 both: the smaller noise
+    assert tie.chosen.tolist() == [False, True, False, False]

@@ -15,7 +15,7 @@ import pandas as pd
 from ..paths import repo_root
 from .results import Run, read_table
 
-__all__ = ["committed_table", "committed_claims", "verdict_sentence", "claims_findings", "show_findings",
+__all__ = ["committed_table", "committed_claims", "beside_synthetic", "verdict_sentence", "claims_findings", "show_findings",
            "findings_text", "unsupported_numbers"]
 
 
@@ -40,6 +40,27 @@ def committed_claims(notebook: str, tables: tuple[str, ...] = ("claims",)) -> pd
             df = df.rename(columns={"paper claim": "claim"})
         frames.append(df.assign(scale=meta.get("scale", "?"), table=t))
     return pd.concat(frames, ignore_index=True) if frames else None
+
+
+def beside_synthetic(claims: pd.DataFrame) -> pd.DataFrame:
+    """A replayed claims table (:func:`itmlib.claims.replayed_claims`) as a reader compares it: each claim, the
+    paper's numbers, the synthetic world's committed verdict (the original claim's, in its own notebook) and
+    this world's, side by side."""
+    from ..claims import claim, replayed_from
+
+    rows = []
+    for r in claims.to_dict("records"):
+        try:                                   # a replay's original; the notebook's own claims have none
+            orig = claim(replayed_from(r["id"])) if replayed_from(r["id"]) != r["id"] else None
+        except ValueError:
+            orig = None
+        syn = committed_claims(orig.notebook) if orig is not None else None
+        hit = syn[syn.id == orig.id] if syn is not None and "id" in syn.columns else None
+        rows.append({"claim": r["claim"], "paper (model vs baseline)": r["paper (model vs baseline)"],
+                     "synthetic world verdict": (f"{hit.verdict.iloc[0]}; {hit['ours (model vs baseline)'].iloc[0]} "
+                                         f"({orig.notebook})" if hit is not None and len(hit) else "not judged there"),
+                     "real-language verdict": f"{r['verdict']}; {r['ours (model vs baseline)']}"})
+    return pd.DataFrame(rows)
 
 
 def verdict_sentence(claims: pd.DataFrame) -> str:

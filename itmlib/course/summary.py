@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..claims import CLAIM_FILES, Claim, load_claims, paper_cells, paper_side
+from ..claims import CLAIM_FILES, Claim, load_claims, paper_cells, paper_side, replayed_claims
 from ..paper_numbers import SOURCES
 from ..paths import resolve_path
 from .results import read_table
@@ -111,8 +111,15 @@ def all_claims(results_dir: str | os.PathLike[str] = "results") -> pd.DataFrame:
     numbers, ours, difference, spread, seeds, scale, verdict, and both effect sizes."""
     cache: dict[str, Any] = {}
     rows = []
+    # the real-language notebook's claims (its own and its replays of other notebooks') join once it has committed a
+    # claims table: before that they would be a dozen "no committed run" rows in every summary
+    replays = replayed_claims(own=False)
+    real = {c.notebook for c in replays}
+    shown = {n for n in real if _committed(results_dir, n) is not None}
     for key in CLAIM_FILES:
-        for c in load_claims(key):
+        for c in [*load_claims(key), *(r for r in replays if r.paper == key)]:
+            if c.notebook in real - shown:
+                continue
             if c.notebook not in cache:
                 cache[c.notebook] = _committed(results_dir, c.notebook)
             got = cache[c.notebook]

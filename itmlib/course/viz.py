@@ -8,7 +8,34 @@ import numpy as np
 
 from ..data.base import ITMDataset
 
-__all__ = ["show_scene", "show_word_grounding", "show_phrase_scores", "show_angular_geometry", "compact", "claims_view"]
+__all__ = ["show_scene", "show_regions", "show_word_grounding", "show_phrase_scores", "show_angular_geometry", "compact", "claims_view"]
+
+
+def show_regions(ax: Any, ds: ITMDataset, image: int, *, title: str | None = None) -> int:
+    """Draw the region boxes of a world without pictures (``coco_scenes``), each labelled with its category
+    (distractor regions dashed: they show a category no caption of the image names). Returns the boxes drawn."""
+    from matplotlib.patches import Rectangle
+
+    cats = ds.image_extras["categories"][image]
+    named = set(ds.image_extras["objects"][image])
+    ax.set(xlim=(0, 1), ylim=(1, 0), xticks=[], yticks=[], aspect="equal")
+    n = int(ds.region_counts[image])
+    for j in range(n):
+        c = int(ds.image_extras["region_category"][image][j])
+        x1, y1, x2, y2 = ds.boxes[image, j]
+        colour = _colour(c)
+        ax.add_patch(Rectangle((x1, y1), x2 - x1, y2 - y1, fill=False, lw=1.5, ec=colour, ls="-" if c in named else "--"))
+        ax.text(x1, y1, cats[c], fontsize=7, color=colour, va="bottom")
+    if title:
+        ax.set_title(title, fontsize=8)
+    return n
+
+
+def _colour(k: int) -> Any:
+    """A fixed colour per category index."""
+    import matplotlib.pyplot as plt
+
+    return plt.get_cmap("tab20")(k % 20)
 
 
 def show_scene(ax: Any, ds: ITMDataset, image: int, *, size: int = 256, boxes: bool = True,

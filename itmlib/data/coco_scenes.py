@@ -5,8 +5,9 @@ captions are verbatim COCO 2014 captions (five per image, the image's lowest cap
 image id is a set of regions, one per object its captions name, whose features come from fixed random
 prototypes of the object's category and attributes - never from a word embedding, so no text leaks into the
 image side. **What it cannot show**: visual ambiguity, detector errors, objects nobody mentioned (beyond
-the distractor regions drawn from co-occurrence statistics), and where things are (relations do not place
-the boxes yet: boxes are seeded at random).
+the distractor regions drawn from co-occurrence statistics), and any layout the captions do not state (boxes
+are seeded at random, then the captions' spatial relations move them: "a cat on a table" puts the cat's box
+on the table's).
 
 Construction (:func:`load_coco_scenes`):
 
@@ -23,7 +24,12 @@ Construction (:func:`load_coco_scenes`):
 * a region of category c with attributes A: ``P_cat[c] + attr_weight · mean_{a ∈ A} P_attr[a]`` plus Gaussian
   noise of norm ``noise``; ``Poisson(distractors)`` extra regions of categories drawn from how often each
   co-occurs with the image's categories in the training scenes;
-* gold caption graphs (lemmas of the parse) for the scene-graph F1 relevance, as the synthetic world's.
+* boxes: seeded at random, then each relation between two of the image's categories (:func:`relations_of`)
+  places its subject's first box by the predicate's class (:data:`PLACEMENT`: on / under / beside / in);
+* gold caption graphs (lemmas of the parse) for the scene-graph F1 relevance, as the synthetic world's, with
+  ``grounding`` (a caption's object -> the image's object of its category, where the image has one of it) and
+  ``image_extras["object_region"]`` (each object's region), so word grounding is measured as on the synthetic
+  world (:mod:`itmlib.grounding`).
 """
 
 from __future__ import annotations
@@ -41,15 +47,30 @@ from ..config import get_scale
 from ..paths import atomic_write_text, cache_dir
 from .base import CAPTIONS_PER_IMAGE, ITMDataset
 
-__all__ = ["CocoScenesConfig", "load_coco_scenes", "parse_cached", "build_vocab", "scene_of", "COCO_SCENES_VERSION"]
+__all__ = ["CocoScenesConfig", "load_coco_scenes", "parse_cached", "build_vocab", "scene_of", "relations_of",
+           "place_boxes", "PLACEMENT", "COCO_SCENES_VERSION", "scene_statistics"]
 
 log = logging.getLogger(__name__)
 #: version of the world in ``ITMDataset.source`` (checkpoints are keyed by it)
-COCO_SCENES_VERSION = 1
+COCO_SCENES_VERSION = 2
 #: words that state a count, not an attribute
 NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "couple": 2, "pair": 2, "several": 3,
            "many": 4, "few": 3, "group": 3, "lot": 4, "bunch": 3}
 MAX_COUNT = 4
+
+
+def _not_objects() -> frozenset[str]:
+    """Lemmas the parser can return as objects that name none: English stop words ("that", "it", "something";
+    spaCy's list, offline) and the count words ("group" of "a group of people")."""
+    from spacy.lang.en.stop_words import STOP_WORDS
+
+    return frozenset(STOP_WORDS) | frozenset(NUMBERS)
+#: a relation's predicate -> where its subject's box goes relative to its object's (by any word of the predicate,
+#: first class that matches); any other predicate ("holding", "with", "near") puts it beside
+PLACEMENT = {"on": {"on", "onto", "top", "above", "over", "atop", "ride", "riding", "sit", "sitting", "stand",
+                    "standing", "perch", "perched", "lay", "laying", "lie", "lying"},
+             "under": {"under", "below", "beneath", "underneath"},
+             "in": {"in", "inside", "within", "into"}}
 
 
 @dataclass(frozen=True)
@@ -98,10 +119,12 @@ def parse_cached(captions: Sequence[str], *, folder: Any = None) -> list[list[tu
 
 
 def build_vocab(tuples: Sequence[Sequence[tuple[str, ...]]], cfg: CocoScenesConfig) -> tuple[list[str], list[str]]:
-    """(categories, attributes) of the training captions' tuples: the most frequent object and attribute lemmas,
+    """(categories, attributes) of the training captions' tuples: the most frequent object lemmas that name an
+    object (:func:`_not_objects`) and attribute lemmas,
     ties in order of first appearance (never by spelling: renaming every word leaves the indices, and so the
     image features, unchanged); index ``len(categories)`` is "other"."""
-    objs = Counter(t[0] for r in tuples for t in sorted(set(r), key=r.index) if len(t) == 1)
+    skip = _not_objects()
+    objs = Counter(t[0] for r in tuples for t in sorted(set(r), key=r.index) if len(t) == 1 and t[0] not in skip)
     attrs = Counter(t[1] for r in tuples for t in sorted(set(r), key=r.index) if len(t) == 2 and t[1] not in NUMBERS)
     return [w for w, _ in objs.most_common(cfg.n_categories)], [w for w, _ in attrs.most_common(cfg.n_attributes)]
 
@@ -109,11 +132,13 @@ def build_vocab(tuples: Sequence[Sequence[tuple[str, ...]]], cfg: CocoScenesConf
 def scene_of(caption_tuples: Sequence[Sequence[tuple[str, ...]]], cat_index: dict[str, int],
              attr_index: dict[str, int], other: int) -> dict[int, tuple[int, frozenset[int]]]:
     """One image's objects from its captions' tuples: {category: (count, attribute indices)}. The count is the
-    largest any caption states (a number word as the object's attribute), at most :data:`MAX_COUNT`."""
+    largest any caption states (a number word as the object's attribute), at most :data:`MAX_COUNT`; a lemma
+    that names no object (:func:`_not_objects`) is no object."""
     scene: dict[int, tuple[int, set[int]]] = {}
+    skip = _not_objects()
     for tuples in caption_tuples:
         for t in tuples:
-            if len(t) > 2:
+            if len(t) > 2 or t[0] in skip:
                 continue
             c = cat_index.get(t[0], other)
             n, attrs = scene.get(c, (1, set()))
@@ -126,10 +151,56 @@ def scene_of(caption_tuples: Sequence[Sequence[tuple[str, ...]]], cat_index: dic
     return {c: (n, frozenset(a)) for c, (n, a) in sorted(scene.items())}
 
 
+def relations_of(caption_tuples: Sequence[Sequence[tuple[str, ...]]], cat_index: dict[str, int],
+                 other: int) -> list[tuple[int, str, int]]:
+    """One image's spatial relations from its captions' tuples: (subject category, placement class, object
+    category) in order of first mention, once each, between two different named categories (never "other")."""
+    out: dict[tuple[int, int], str] = {}
+    for tuples in caption_tuples:
+        for t in tuples:
+            if len(t) != 3:
+                continue
+            a, b = cat_index.get(t[0], other), cat_index.get(t[2], other)
+            if a == b or other in (a, b) or (a, b) in out:
+                continue
+            words = set(t[1].split())
+            out[(a, b)] = next((k for k, v in PLACEMENT.items() if words & v), "beside")
+    return [(a, k, b) for (a, b), k in out.items()]
+
+
+def place_boxes(boxes: np.ndarray, first: dict[int, int], relations: Sequence[tuple[int, str, int]]) -> None:
+    """Move, in place, the first box of each relation's subject (``first``: category -> row of ``boxes``,
+    x1 y1 x2 y2 in [0, 1], y down) next to its object's: "on" its top (overlapping a quarter of the object's
+    height), "under" its bottom, "in" its middle at half its size, "beside" its right (or left, where no room).
+    A subject moves once, by its first relation; the box keeps its size and stays inside the image."""
+    moved: set[int] = set()
+    for a, kind, b in relations:
+        if a in moved or a not in first or b not in first:
+            continue
+        s, o = boxes[first[a]], boxes[first[b]]
+        w, h = s[2] - s[0], s[3] - s[1]
+        ow, oh = o[2] - o[0], o[3] - o[1]
+        cx, cy = (o[0] + o[2]) / 2, (o[1] + o[3]) / 2
+        if kind == "in":
+            w, h = ow / 2, oh / 2
+            x1, y1 = cx - w / 2, cy - h / 2
+        elif kind in ("on", "under"):
+            x1 = cx - w / 2
+            y1 = o[1] + oh / 4 - h if kind == "on" else o[3] - oh / 4
+        else:
+            x1 = o[2] if o[2] + w <= 1 else o[0] - w
+            y1 = cy - h / 2
+        x1, y1 = float(np.clip(x1, 0, 1 - w)), float(np.clip(y1, 0, 1 - h))
+        boxes[first[a]] = [x1, y1, x1 + w, y1 + h]
+        moved.add(a)
+
+
 def _graphs(tuples: Sequence[Sequence[tuple[str, ...]]]) -> list[dict[str, Any]]:
-    """Caption graphs in the synthetic world's layout (objects; attributes and relations by object index)."""
-    out = []
+    """Caption graphs in the synthetic world's layout (objects; attributes and relations by object index),
+    without the tuples of lemmas that name no object (:func:`_not_objects`)."""
+    out, skip = [], _not_objects()
     for r in tuples:
+        r = [t for t in r if t[0] not in skip and (len(t) < 3 or t[2] not in skip)]
         objs = sorted({t[0] for t in r if len(t) == 1} | {t[0] for t in r if len(t) > 1} | {t[2] for t in r if len(t) == 3})
         at = {o: k for k, o in enumerate(objs)}
         out.append({"objects": objs, "attributes": sorted((at[t[0]], t[1]) for t in r if len(t) == 2),
@@ -159,9 +230,13 @@ def _split_ids(split: str, scale: str, seed: int) -> tuple[np.ndarray, np.ndarra
 
 
 def _features(scenes: list[dict[int, tuple[int, frozenset[int]]]], cooc: np.ndarray, cfg: CocoScenesConfig,
-              seed: int, split: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(regions (N, R, D), boxes (N, R, 4), counts (N,)): prototypes from the world seed alone, noise,
-    boxes and distractors from (seed, split, image)."""
+              seed: int, split: str, relations: Sequence[Sequence[tuple[int, str, int]]] | None = None
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(regions (N, R, D), boxes (N, R, 4), counts (N,), each region's category (N, R), -1 past the last):
+    prototypes from the world seed alone, noise,
+    boxes and distractors from (seed, split, image); each image's ``relations`` then place its boxes
+    (:func:`place_boxes`). An image's first region of each of its categories is its ``len(scene)`` first
+    regions' order: the scene's instances in category order, one region each."""
     proto = np.random.default_rng([cfg.world_seed, 1])
     D, R = cfg.feature_dim, cfg.n_regions
     p_cat = proto.normal(size=(cfg.n_categories + 1, D))
@@ -171,6 +246,7 @@ def _features(scenes: list[dict[int, tuple[int, frozenset[int]]]], cooc: np.ndar
     regions = np.zeros((len(scenes), R, D), np.float32)
     boxes = np.zeros((len(scenes), R, 4), np.float32)
     counts = np.zeros(len(scenes), np.int64)
+    region_cat = np.full((len(scenes), R), -1, np.int64)
     code = {"train": 1, "dev": 2, "test": 3}[split]
     for i, scene in enumerate(scenes):
         rng = np.random.default_rng([int(seed), code, i, 0x5CE9E])
@@ -183,19 +259,51 @@ def _features(scenes: list[dict[int, tuple[int, frozenset[int]]]], cooc: np.ndar
             items += [(int(c), frozenset()) for c in rng.choice(len(w), size=k, p=w / w.sum())]
         items = items[:R]
         for j, (c, a) in enumerate(items):
+            region_cat[i, j] = c
             f = p_cat[c] + (cfg.attr_weight * p_att[sorted(a)].mean(0) if a else 0)
             regions[i, j] = f + cfg.noise * rng.normal(size=D) / np.sqrt(D)
             xy = rng.uniform(0, 0.7, size=2)
             boxes[i, j] = [xy[0], xy[1], xy[0] + rng.uniform(0.1, 0.3), xy[1] + rng.uniform(0.1, 0.3)]
+        if relations is not None and relations[i]:
+            place_boxes(boxes[i], first_regions(scene), relations[i])
         counts[i] = len(items)
-    return regions, boxes, counts
+    return regions, boxes, counts, region_cat
+
+
+def first_regions(scene: dict[int, tuple[int, frozenset[int]]]) -> dict[int, int]:
+    """Category -> the region of its first instance (the scene's instances fill the regions in category order)."""
+    out, j = {}, 0
+    for c, (n, _) in scene.items():
+        out[c] = j
+        j += n
+    return out
+
+
+def _grounding(graphs: list[dict[str, Any]], scenes: list[dict[int, tuple[int, frozenset[int]]]],
+               cat_index: dict[str, int], n_regions: int) -> list[np.ndarray]:
+    """Adds each caption graph's ``grounding`` ((node, object k, noun) for every named object whose category
+    the image holds exactly once, so its region is unambiguous) and returns ``object_region`` per image (its
+    k-th object, in category order -> region slot; -1 past the last region)."""
+    obj_region = []
+    for scene in scenes:
+        first = first_regions(scene)
+        obj_region.append(np.array([first[c] if first[c] < n_regions else -1 for c in scene], np.int64))
+    for c, g in enumerate(graphs):
+        scene = scenes[c // CAPTIONS_PER_IMAGE]
+        order = {cat: k for k, cat in enumerate(scene)}
+        g["grounding"] = [(node, order[cat_index[w]], w) for node, w in enumerate(g["objects"])
+                          if w in cat_index and scene.get(cat_index[w], (0,))[0] == 1
+                          and obj_region[c // CAPTIONS_PER_IMAGE][order[cat_index[w]]] >= 0]
+    return obj_region
 
 
 def load_coco_scenes(split: str, *, scale: str = "smoke", seed: int = 0,
                      config: CocoScenesConfig | None = None) -> ITMDataset:
     """One split of the real-language world as an :class:`ITMDataset` (module docstring). ``image_extras``:
-    ``objects`` ({category: (count, attributes)} per image; not the synthetic world's ``scenes``), and the
-    vocabulary as ``categories`` and ``attributes`` (lists, the same for every image)."""
+    ``objects`` ({category: (count, attributes)} per image; not the synthetic world's ``scenes``), its
+    ``relations`` (:func:`relations_of`), ``object_region`` (:func:`_grounding`), ``region_category`` (each
+    region's category index, distractors included; -1 past the last), and the vocabulary as
+    ``categories`` and ``attributes`` (lists, the same for every image)."""
     from .coco import _positives
 
     cfg = config or CocoScenesConfig()
@@ -220,7 +328,10 @@ def load_coco_scenes(split: str, *, scale: str = "smoke", seed: int = 0,
         imgs, caps, text = _split_ids(split, scale, seed)
         tuples = parse_cached([text[int(c)] for c in caps])
         scenes = [scene_of(t, cat_index, attr_index, other) for t in per(tuples)]
-    regions, boxes, counts = _features(scenes, cooc, cfg, seed, split)
+    relations = [relations_of(t, cat_index, other) for t in per(tuples)]
+    regions, boxes, counts, region_cat = _features(scenes, cooc, cfg, seed, split, relations)
+    graphs = _graphs(tuples)
+    obj_region = _grounding(graphs, scenes, cat_index, cfg.n_regions)
     default = CocoScenesConfig()
     changed = "".join(f", {f.name}={getattr(cfg, f.name)}" for f in fields(cfg) if getattr(cfg, f.name) != getattr(default, f.name))
     return ITMDataset(
@@ -228,8 +339,34 @@ def load_coco_scenes(split: str, *, scale: str = "smoke", seed: int = 0,
         img_of_caption=np.repeat(np.arange(imgs.size), CAPTIONS_PER_IMAGE), regions=regions, boxes=boxes,
         region_counts=counts, image_ids=imgs, caption_ids=caps,
         positives={n: _positives(n, imgs, caps) for n in ("cxc", "eccv")} if split == "test" else {},
-        graphs=_graphs(tuples), image_extras={"objects": scenes, "categories": [cats + ["other"]] * imgs.size,
-                                              "attributes": [attrs] * imgs.size},
+        graphs=graphs, image_extras={"objects": scenes, "categories": [cats + ["other"]] * imgs.size,
+                                     "attributes": [attrs] * imgs.size, "relations": relations,
+                                     "object_region": obj_region, "region_category": list(region_cat)},
         source=(f"coco_scenes v{COCO_SCENES_VERSION} (real MS-COCO 2014 captions; scenes from their own parses, "
                 f"seed {seed}{changed}); idealised perception of what the captions mention, no real images"),
     )
+
+
+def scene_statistics(ds: ITMDataset) -> dict[str, float]:
+    """What one split of the world holds, for a reader: its size, the objects, relations and regions of an
+    image (means), the share of objects outside the named categories, how many of a caption's object words
+    are grounded in one region, and (test split) how many human-verified positives a caption has beyond its
+    own image (CxC, ECCV Caption)."""
+    from ..grounding import grounding_targets
+
+    objs = ds.image_extras["objects"]
+    other = len(ds.image_extras["categories"][0]) - 1
+    inst = np.array([sum(n for n, _ in s.values()) for s in objs], np.float64)
+    n_other = sum(s[other][0] for s in objs if other in s)
+    out = {"images": ds.n_images, "captions": ds.n_captions, "named categories": other,
+           "objects per image": float(np.mean([len(s) for s in objs])),
+           "instances per image": float(inst.mean()),
+           "share of instances outside the named categories (%)": 100 * n_other / max(inst.sum(), 1),
+           "relations placing a box per image": float(np.mean([len(r) for r in ds.image_extras["relations"]])),
+           "distractor regions per image": float(np.mean(ds.region_counts - np.minimum(inst, ds.regions.shape[1]))),
+           "grounded object words per caption": len(grounding_targets(ds)) / ds.n_captions}
+    for name, pos in (ds.positives or {}).items():
+        pos = pos.tocoo()
+        beyond = pos.row != ds.img_of_caption[pos.col]
+        out[f"{name} positive images per caption beyond its own"] = float(beyond.sum()) / ds.n_captions
+    return out
