@@ -140,3 +140,17 @@ def test_the_calibration_rule_picks_the_admissible_setting_nearest_half_the_maxi
     assert out.chosen.tolist() == [False, False, True, False]      # |280 - 300| < |360 - 300|
     tie = cal.choose(t.assign(rsum=[520.0, 320.0, 280.0, 90.0]))   # 20 from 300 both: the smaller noise
     assert tie.chosen.tolist() == [False, True, False, False]
+
+
+def test_positives_evaluator_scores_a_ranking_of_the_positives_first_as_perfect(test_ds):
+    from types import SimpleNamespace
+
+    from itmlib.papers.ncs_sam import positives_evaluator
+
+    pos = test_ds.positives["eccv"].toarray() > 0                    # ECCV Caption's positives, ranked first
+    sims = pos.astype(np.float32) + np.random.default_rng(0).uniform(0, 0.5, pos.shape).astype(np.float32)
+    model = SimpleNamespace(similarity=lambda ds, vocab, device: sims)
+    row = positives_evaluator(test_ds, None)("m", SimpleNamespace(model=model, vocab=None), test_ds)[0]
+    assert all(row[f"eccv_{d}_{m}"] == pytest.approx(100) for d in ("i2t", "t2i") for m in ("map_at_r", "r_precision"))
+    assert row["cxc_i2t_map_at_r"] < 100 or test_ds.positives["cxc"].nnz == 0   # ranked by ECCV's, not CxC's
+    assert "rsum" in row and "i2t_n1" not in row                               # no relevance given: no NCS

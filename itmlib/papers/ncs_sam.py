@@ -39,7 +39,7 @@ from ..train import TrainConfig, TrainResult, score_batch
 __all__ = ["vse_config", "ablation_settings", "sam_configs", "SCARCE_ARMS", "scarce_configs", "paper_scarcity",
            "choose_fractions", "by_control", "scarce_schedule", "label_fractions", "sam_margin_samples", "summarize_margins",
            "by_sampling", "by_triplet", "paper_method", "with_paper_columns", "fraction_setting", "tables45_paper",
-           "TABLE1_ROWS", "with_table1_columns", "figure3_table", "figure3_runs", "phi_pos_variance_share"]
+           "TABLE1_ROWS", "with_table1_columns", "figure3_table", "figure3_runs", "phi_pos_variance_share", "positives_evaluator"]
 
 
 def vse_config(scale: str, *, epochs: int | None = None, data: str = "", **overrides) -> TrainConfig:
@@ -396,3 +396,29 @@ def tables45_paper() -> pd.DataFrame:
     p45 = pd.concat([paper_table("ncs_sam_table4"), paper_table("ncs_sam_table5")], ignore_index=True)
     return p45[["tau", "sampling", "keep_triplet", "f30k_nsum", "f30k_nsum_nogt", "f30k_rsum"]].rename(
         columns=lambda c: c.replace("f30k", "paper_f30k"))
+
+
+def positives_evaluator(test_ds: ITMDataset, relevance: np.ndarray | None, *, device: str = "auto"):
+    """An ``evaluate_fn`` for :func:`itmlib.grid.run_grid`: the default evaluation (Recall, NCS with
+    ``relevance``) plus, for every set of human-verified positives ``test_ds`` carries (CxC, ECCV Caption on
+    real COCO ids), mAP@R and R-Precision both ways (:func:`itmlib.metrics.map_at_r`, checked against
+    ``eccv_caption``'s own function), columns ``<set>_<direction>_map_at_r`` / ``..._r_precision``. On a
+    subset of the Karpathy 5k test (1,000 images at medium) a query's positives are those inside it: not the
+    ECCV benchmark's numbers, which rank all 5,000 images."""
+    from ..config import array_key, resolve_device
+    from ..metrics import map_at_r
+    from ..train import evaluate
+
+    dev = resolve_device(device)
+
+    def fn(name: str, result: TrainResult, ds: ITMDataset) -> list[dict[str, float]]:
+        sims = result.model.similarity(ds, result.vocab, dev)
+        row = evaluate(result.model, result.vocab, ds, relevance, sims=sims)
+        for kind, pos in sorted((ds.positives or {}).items()):
+            row |= {f"{kind}_{k}": v for k, v in map_at_r(sims, pos, ds.img_of_caption).items()}
+        return [row]
+
+    fn.cache_key = (f"positives-eval-v1|{test_ds.source}|{test_ds.split}|{test_ds.n_images}|"
+                    f"relevance {array_key(relevance) if relevance is not None else 'none'}|"
+                    f"positives {','.join(sorted(test_ds.positives or {}))}")
+    return fn
