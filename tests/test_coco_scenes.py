@@ -4,7 +4,8 @@ import pandas as pd
 import pytest
 
 from itmlib.data import load_dataset
-from itmlib.data.coco_scenes import CocoScenesConfig, NUMBERS, _features, build_vocab, parse_cached, scene_of
+from itmlib.data.coco_scenes import CocoScenesConfig, NUMBERS, _features, build_vocab, scene_of
+from itmlib.relevance.scene_graph import parse_cached
 
 pytest.importorskip("sng_parser")
 
@@ -96,7 +97,7 @@ def test_vse_learns_the_world_far_above_chance(tmp_path, test_ds):
 
 
 def test_relations_place_the_subjects_box_by_the_predicate():
-    from itmlib.data.coco_scenes import place_boxes, relations_of
+    from itmlib.data.scene_layout import place_boxes, relations_of
 
     cats = {"cat": 0, "table": 1, "dog": 2, "bed": 3}
     rel = relations_of([[("cat", "sit on", "table"), ("dog", "under", "table"), ("cat", "next to", "dog")],

@@ -25,7 +25,7 @@ Construction (:func:`load_coco_scenes`):
   noise of norm ``noise``; ``Poisson(distractors)`` extra regions of categories drawn from how often each
   co-occurs with the image's categories in the training scenes;
 * boxes: seeded at random, then each relation between two of the image's categories (:func:`relations_of`)
-  places its subject's first box by the predicate's class (:data:`PLACEMENT`: on / under / beside / in);
+  places its subject's first box by the predicate's class (:mod:`itmlib.data.scene_layout`);
 * gold caption graphs (lemmas of the parse) for the scene-graph F1 relevance, as the synthetic world's, with
   ``grounding`` (a caption's object -> the image's object of its category, where the image has one of it) and
   ``image_extras["object_region"]`` (each object's region), so word grounding is measured as on the synthetic
@@ -34,8 +34,6 @@ Construction (:func:`load_coco_scenes`):
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 from collections import Counter
 from dataclasses import dataclass, fields
@@ -44,11 +42,11 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..config import get_scale
-from ..paths import atomic_write_text, cache_dir
+from ..relevance.scene_graph import parse_cached
+from .scene_layout import place_boxes, relations_of
 from .base import CAPTIONS_PER_IMAGE, ITMDataset
 
-__all__ = ["CocoScenesConfig", "load_coco_scenes", "parse_cached", "build_vocab", "scene_of", "relations_of",
-           "place_boxes", "PLACEMENT", "COCO_SCENES_VERSION", "scene_statistics"]
+__all__ = ["CocoScenesConfig", "load_coco_scenes", "build_vocab", "scene_of", "COCO_SCENES_VERSION", "scene_statistics"]
 
 log = logging.getLogger(__name__)
 #: version of the world in ``ITMDataset.source`` (checkpoints are keyed by it)
@@ -65,12 +63,6 @@ def _not_objects() -> frozenset[str]:
     from spacy.lang.en.stop_words import STOP_WORDS
 
     return frozenset(STOP_WORDS) | frozenset(NUMBERS)
-#: a relation's predicate -> where its subject's box goes relative to its object's (by any word of the predicate,
-#: first class that matches); any other predicate ("holding", "with", "near") puts it beside
-PLACEMENT = {"on": {"on", "onto", "top", "above", "over", "atop", "ride", "riding", "sit", "sitting", "stand",
-                    "standing", "perch", "perched", "lay", "laying", "lie", "lying"},
-             "under": {"under", "below", "beneath", "underneath"},
-             "in": {"in", "inside", "within", "into"}}
 
 
 @dataclass(frozen=True)
@@ -94,28 +86,6 @@ class CocoScenesConfig:
         for f in ("attr_weight", "noise", "distractors"):
             if getattr(self, f) < 0:
                 raise ValueError(f"{f} must be >= 0, got {getattr(self, f)!r}")
-
-
-def parse_cached(captions: Sequence[str], *, folder: Any = None) -> list[list[tuple[str, ...]]]:
-    """Scene-graph tuples of every caption (``parse_tuples(captions, "spacy")``), cached by the captions'
-    content; a cache that cannot be read (a run killed mid-write leaves none, but a copied or truncated
-    file can) is parsed again."""
-    from ..relevance.scene_graph import parse_tuples
-
-    key = hashlib.sha256("\n".join(captions).encode("utf-8")).hexdigest()[:20]
-    path = (cache_dir() / "coco_scenes" if folder is None else folder) / f"parse-v1-{key}.json"
-    if path.is_file():
-        try:
-            rows = json.loads(path.read_text(encoding="utf-8"))
-            if len(rows) == len(captions):
-                return [[tuple(t) for t in r] for r in rows]
-            log.warning("parse cache %s holds %d captions, not %d; parsing again", path, len(rows), len(captions))
-        except (OSError, ValueError) as err:
-            log.warning("parse cache %s is unreadable (%s); parsing again", path, err)
-    out = parse_tuples(list(captions), "spacy")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, json.dumps([[list(t) for t in r] for r in out]))
-    return [[tuple(t) for t in r] for r in out]
 
 
 def build_vocab(tuples: Sequence[Sequence[tuple[str, ...]]], cfg: CocoScenesConfig) -> tuple[list[str], list[str]]:
@@ -149,50 +119,6 @@ def scene_of(caption_tuples: Sequence[Sequence[tuple[str, ...]]], cat_index: dic
                     attrs.add(attr_index[t[1]])
             scene[c] = (n, attrs)
     return {c: (n, frozenset(a)) for c, (n, a) in sorted(scene.items())}
-
-
-def relations_of(caption_tuples: Sequence[Sequence[tuple[str, ...]]], cat_index: dict[str, int],
-                 other: int) -> list[tuple[int, str, int]]:
-    """One image's spatial relations from its captions' tuples: (subject category, placement class, object
-    category) in order of first mention, once each, between two different named categories (never "other")."""
-    out: dict[tuple[int, int], str] = {}
-    for tuples in caption_tuples:
-        for t in tuples:
-            if len(t) != 3:
-                continue
-            a, b = cat_index.get(t[0], other), cat_index.get(t[2], other)
-            if a == b or other in (a, b) or (a, b) in out:
-                continue
-            words = set(t[1].split())
-            out[(a, b)] = next((k for k, v in PLACEMENT.items() if words & v), "beside")
-    return [(a, k, b) for (a, b), k in out.items()]
-
-
-def place_boxes(boxes: np.ndarray, first: dict[int, int], relations: Sequence[tuple[int, str, int]]) -> None:
-    """Move, in place, the first box of each relation's subject (``first``: category -> row of ``boxes``,
-    x1 y1 x2 y2 in [0, 1], y down) next to its object's: "on" its top (overlapping a quarter of the object's
-    height), "under" its bottom, "in" its middle at half its size, "beside" its right (or left, where no room).
-    A subject moves once, by its first relation; the box keeps its size and stays inside the image."""
-    moved: set[int] = set()
-    for a, kind, b in relations:
-        if a in moved or a not in first or b not in first:
-            continue
-        s, o = boxes[first[a]], boxes[first[b]]
-        w, h = s[2] - s[0], s[3] - s[1]
-        ow, oh = o[2] - o[0], o[3] - o[1]
-        cx, cy = (o[0] + o[2]) / 2, (o[1] + o[3]) / 2
-        if kind == "in":
-            w, h = ow / 2, oh / 2
-            x1, y1 = cx - w / 2, cy - h / 2
-        elif kind in ("on", "under"):
-            x1 = cx - w / 2
-            y1 = o[1] + oh / 4 - h if kind == "on" else o[3] - oh / 4
-        else:
-            x1 = o[2] if o[2] + w <= 1 else o[0] - w
-            y1 = cy - h / 2
-        x1, y1 = float(np.clip(x1, 0, 1 - w)), float(np.clip(y1, 0, 1 - h))
-        boxes[first[a]] = [x1, y1, x1 + w, y1 + h]
-        moved.add(a)
 
 
 def _graphs(tuples: Sequence[Sequence[tuple[str, ...]]]) -> list[dict[str, Any]]:
@@ -349,11 +275,10 @@ def load_coco_scenes(split: str, *, scale: str = "smoke", seed: int = 0,
 
 def scene_statistics(ds: ITMDataset) -> dict[str, float]:
     """What one split of the world holds, for a reader: its size, the objects, relations and regions of an
-    image (means), the share of objects outside the named categories, how many of a caption's object words
-    are grounded in one region, and (test split) how many human-verified positives a caption has beyond its
+    image (means), the share of objects outside the named categories, how many of a caption's objects are
+    grounded in one region (its ``grounding``; :mod:`itmlib.grounding` keeps those whose word occurs once), and
+    (test split) how many human-verified positives a caption has beyond its
     own image (CxC, ECCV Caption)."""
-    from ..grounding import grounding_targets
-
     objs = ds.image_extras["objects"]
     other = len(ds.image_extras["categories"][0]) - 1
     inst = np.array([sum(n for n, _ in s.values()) for s in objs], np.float64)
@@ -364,7 +289,7 @@ def scene_statistics(ds: ITMDataset) -> dict[str, float]:
            "share of instances outside the named categories (%)": 100 * n_other / max(inst.sum(), 1),
            "relations placing a box per image": float(np.mean([len(r) for r in ds.image_extras["relations"]])),
            "distractor regions per image": float(np.mean(ds.region_counts - np.minimum(inst, ds.regions.shape[1]))),
-           "grounded object words per caption": len(grounding_targets(ds)) / ds.n_captions}
+           "grounded object words per caption": sum(len(g["grounding"]) for g in ds.graphs) / ds.n_captions}
     for name, pos in (ds.positives or {}).items():
         pos = pos.tocoo()
         beyond = pos.row != ds.img_of_caption[pos.col]

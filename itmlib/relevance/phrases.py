@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 import pandas as pd
 
-from .scene_graph import Tuple, parse_tuples
+from .scene_graph import Tuple, parse_cached, parse_tuples
 
 if TYPE_CHECKING:
     import torch
@@ -53,7 +53,11 @@ def phrase_kind(p: Phrase) -> str:
 def caption_phrases(captions: Sequence[str], backend: str = "gold", *, graphs: Sequence[dict] | None = None,
                     progress: bool = False) -> list[list[Phrase]]:
     """The phrases of every caption: ``gold`` (the synthetic world's caption graphs) or
-    ``spacy`` (SceneGraphParser on any text; see :func:`~itmlib.relevance.scene_graph.parse_tuples`)."""
+    ``spacy`` (SceneGraphParser on any text; see :func:`~itmlib.relevance.scene_graph.parse_tuples`), parsed
+    once per list of captions and cached (:func:`~itmlib.relevance.scene_graph.parse_cached`): every member of a
+    grid reads its training captions' parse from disk."""
+    if backend == "spacy":
+        return parse_cached(captions)
     return parse_tuples(captions, backend, graphs=graphs, progress=progress)
 
 

@@ -21,6 +21,9 @@ Backends that turn captions into tuples:
 
 from __future__ import annotations
 
+import hashlib
+import json
+import logging
 import shutil
 import subprocess
 from pathlib import Path
@@ -28,9 +31,12 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 import scipy.sparse as sp
+from ..paths import atomic_write_text, cache_dir
 from ..progress import bar
 
-__all__ = ["Tuple", "gold_tuples", "parse_tuples", "spice_status", "scene_graph_f1_matrix", "tuples_from_sng",
+log = logging.getLogger(__name__)
+
+__all__ = ["Tuple", "gold_tuples", "parse_tuples", "parse_cached", "spice_status", "scene_graph_f1_matrix", "tuples_from_sng",
            "tuples_from_spice_json", "SPACY_MODELS"]
 
 Tuple = tuple[str, ...]
@@ -194,3 +200,24 @@ def scene_graph_f1_matrix(ref_tuples: Sequence[Sequence[Sequence[Tuple]]], cand_
         r = m.data / n_i[m.col]
         out[m.col, s + m.row] = 2 * p * r / (p + r)
     return out
+
+
+def parse_cached(captions: Sequence[str], *, folder: Any = None) -> list[list[tuple[str, ...]]]:
+    """Scene-graph tuples of every caption (``parse_tuples(captions, "spacy")``), cached under
+    ``data/cache/parses/`` by the captions' content (one list, in order: the real-language world's splits and
+    SSAMT's parsed phrase labels of the same captions share one file); a cache that cannot be read (a run killed
+    mid-write leaves none, but a copied or truncated file can) is parsed again."""
+    key = hashlib.sha256("\n".join(captions).encode("utf-8")).hexdigest()[:20]
+    path = (cache_dir() / "parses" if folder is None else Path(folder)) / f"parse-v1-{key}.json"
+    if path.is_file():
+        try:
+            rows = json.loads(path.read_text(encoding="utf-8"))
+            if len(rows) == len(captions):
+                return [[tuple(t) for t in r] for r in rows]
+            log.warning("parse cache %s holds %d captions, not %d; parsing again", path, len(rows), len(captions))
+        except (OSError, ValueError) as err:
+            log.warning("parse cache %s is unreadable (%s); parsing again", path, err)
+    out = parse_tuples(list(captions), "spacy")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, json.dumps([[list(t) for t in r] for r in out]))
+    return [[tuple(t) for t in r] for r in out]
