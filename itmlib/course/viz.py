@@ -171,7 +171,8 @@ def compact(table: Any, index: list[str], metrics: tuple[str, ...] = ("rsum", "n
     committed as CSV)."""
     import pandas as pd
 
-    out = pd.DataFrame({c: table[c] for c in index})
+    out = pd.DataFrame({c: [f"{v:g}" for v in table[c]] if pd.api.types.is_float_dtype(table[c]) else table[c]
+                        for c in index})   # a fraction reads 0.15, not 0.150000
     for m in metrics:
         if m not in table:
             continue
