@@ -236,7 +236,7 @@ def judge_claims(notebook: str, tables: pd.DataFrame | Mapping[str, pd.DataFrame
         if c.table not in frames:
             raise ValueError(f"claim {c.id!r} reads run table {c.table!r}; given: {sorted(frames)}")
         runs = frames[c.table]
-        if c.where:
+        if c.where and len(runs):                  # an empty table (the arms were not trained): "not run" below
             for col, val in c.where.items():
                 if col not in runs.columns:
                     raise ValueError(f"claim {c.id!r}: run table {c.table!r} has no column {col!r}")
