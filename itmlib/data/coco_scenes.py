@@ -34,6 +34,7 @@ Construction (:func:`load_coco_scenes`):
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections import Counter
 from dataclasses import dataclass, fields
@@ -57,6 +58,7 @@ NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "coup
 MAX_COUNT = 4
 
 
+@functools.lru_cache(maxsize=1)
 def _not_objects() -> frozenset[str]:
     """Lemmas the parser can return as objects that name none: English stop words ("that", "it", "something";
     spaCy's list, offline) and the count words ("group" of "a group of people")."""
