@@ -110,9 +110,14 @@ def paper_conclusions(table: pd.DataFrame) -> str:
     out = []
     for paper, g in table.groupby("paper", sort=False):
         head = g[g.headline & ~g.check]
+        kinds = head.verdict.map(verdict_kind)
+        waiting = int((kinds == "not judged").sum())     # e.g. the real-language replays before their grid runs
+        head = head[kinds != "not judged"]
         line = f"- **{paper}**: {_heading_counts(g).split(' Headline claims')[0].split(' Apart from')[0]}"
         if len(head):
             line += " Headline: " + "; ".join(f"{c} - *{verdict_kind(v)}*" for c, v in zip(head.claim, head.verdict)) + "."
+        if waiting:
+            line += f" {waiting} more headline claims are not judged yet."
         out.append(line)
     return "\n".join(out)
 
