@@ -97,3 +97,14 @@ def test_the_real_language_claims_join_the_summary_with_their_first_table(tmp_pa
     assert row.verdict == "holds" and row.paper == t.set_index("id").loc["teran_beats_tern", "paper"]
     assert row.claim.endswith("(real captions)")
 
+
+
+def test_conclusions_count_the_headline_claims_not_judged_yet_instead_of_listing_them(tmp_path):
+    from itmlib.course.conclusions import paper_conclusions
+
+    t = all_claims(tmp_path)                                   # nothing committed: every verdict "no committed run"
+    t.loc[t.id == "teran_beats_tern", "verdict"] = "holds (n=5, 95% CI [1.0, 2.0])"
+    line = next(s for s in paper_conclusions(t).splitlines() if "TERAN" in s)
+    assert "TERAN beats TERN - *holds*" in line and "MrSw beats MwSr" not in line
+    n = int(((t.paper == t.set_index("id").loc["teran_beats_tern", "paper"]) & t.headline).sum()) - 1
+    assert line.endswith(f" {n} more headline claims are not judged yet.")
