@@ -8,7 +8,8 @@ in full afterwards (its tables still come from the notebook itself).
     python ci/member_pool.py 07_semantic_neighborhoods --world literal --list
 
 The members mirror the notebook's cells (:data:`PLANS`): 06's Table 3, its headline arms' extra seeds, the
-longer-training arms, Table 5's fractions and VSE++; 07's news and literal grids. The headline claims' members
+longer-training arms, Table 5's fractions and VSE++; 07's news and literal grids; 10's four papers' arms, SAM's
+scarce arms once the baseline's records have chosen their fraction (as the notebook chooses it). The headline claims' members
 go first, so a pool cut off part-way has trained what the verdicts need most; members that share SSAMT's
 first phase wait for the first of them (:func:`phase_one_groups`). Workers are spawned (each loads the cached
 worlds and starts its own CUDA context) and run torch on one thread.
@@ -20,6 +21,7 @@ import json
 import os
 import sys
 import time
+from collections import deque
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_context
 from pathlib import Path
@@ -141,10 +143,102 @@ def _prepare_07(todo: list[tuple], p: dict) -> None:
             omega_vectors(sub.captions, settings)
 
 
+# ----- 10: the real-language world ---------------------------------------------------------------------------
+def _sam_configs(p: dict, source: str, arms: list[str]) -> dict:
+    from itmlib.papers import ncs_sam
+
+    return ncs_sam.scarce_configs(p["scale"], arms, data=source, warmup_epochs=1, tau=5.0, sampling="soft",
+                                  sam_mode="paper", keep_triplet=True,
+                                  **ncs_sam.scarce_schedule(p["scale"], p["epochs"] or None))
+
+
+def _members_10(p: dict) -> list[tuple[str, Any, float, int, str]]:
+    """Notebook 10's grids (cells "sam" ... "teran") but SAM's scarce arms, whose fraction is chosen on the
+    baseline's runs first (:func:`_followup_10`): the full-data baseline and the candidates go first."""
+    from itmlib.papers import neighborhoods as nbr
+    from itmlib.papers import ssamt, teran
+
+    src = _load(p["dataset"], p)[0].source
+    seeds = range(p["seed"], p["seed"] + p["n_seeds"])
+    out: list[tuple] = []
+    if "sam" in p["papers"]:
+        vse = _sam_configs(p, src, ["VSE++"])["VSE++"]
+        fds = range(p["seed"], p["seed"] + max(p["full_data_seeds"], 1))
+        out += [("VSE++", vse, 1.0, s, "sam") for s in fds]
+        if not p["sam_fraction"]:
+            out += [("VSE++", vse, f, p["seed"], "sam") for f in p["candidate_fractions"]]
+        if p["full_data_seeds"]:
+            sam = _sam_configs(p, src, ["VSE++ + SAM"])["VSE++ + SAM"]
+            out += [("VSE++ + SAM", sam, 1.0, s, "sam") for s in range(p["seed"], p["seed"] + p["full_data_seeds"])]
+    if "teran" in p["papers"]:
+        main = teran.teran_config(p["scale"], epochs=p["epochs"] or None, data=src)
+        cfgs = teran.comparison_configs(main, p["scale"], True)
+        out += [(n, cfgs[n], 1.0, s, "teran") for s in seeds for n in ("TERAN mrsw", "TERAN mwsr", "TERN (global)")]
+    if "ssamt" in p["papers"]:
+        cfgs = ssamt.table3_configs(p["scale"], data=src, arms=["+LM", "+PM"], phrase_settings=[True],
+                                    epochs=p["epochs"] or None, phrase_backend="spacy")
+        out += [(n, c, p["ssamt_fraction"], s, "ssamt") for s in seeds for n, c in cfgs.items()]
+    if "nbr" in p["papers"]:
+        cfgs = nbr.arm_configs(p["scale"], ["ANG+NP+SYM", "OURS"], data=src, epochs=p["epochs"] or None)
+        out += [(n, c, p["nbr_fraction"], s, "nbr") for s in seeds for n, c in cfgs.items()]
+    return out
+
+
+def _world_10(kind: str, p: dict, device: str) -> dict:
+    from itmlib.papers import ncs_sam, ssamt, teran
+    from itmlib.papers import neighborhoods as nbr
+    from itmlib.relevance import eval_relevance, eval_rouge
+
+    train_ds, dev_ds, test_ds = _load(p["dataset"], p)
+    rel = eval_relevance(test_ds)
+    w = dict(train=train_ds, dev=dev_ds, test=test_ds, rel=rel, kw={})
+    if kind == "sam":
+        w["eval"] = ncs_sam.positives_evaluator(test_ds, rel, device=device)
+    elif kind == "ssamt":
+        w["eval"] = ssamt.ssamt_evaluator(test_ds, rel, seed=p["seed"], device=device, dev_ds=dev_ds)
+    elif kind == "nbr":
+        w["eval"] = nbr.nbr_evaluator(test_ds, seed=p["seed"], device=device)
+    else:
+        w.update(rel=None, kw={"dev_relevance": teran.teran_dev_relevance(dev_ds)},
+                 eval=teran.teran_evaluator({"rouge": eval_rouge(test_ds), "sg": rel}, device=device))
+    return w
+
+
+def _followup_10(p: dict, records: str, ckpt: str) -> tuple[Any, Any]:
+    """(the members that must finish first, a function giving the members that wait on them): SAM's scarce
+    arms at the fraction the notebook chooses from the baseline's records (05's rule, as cell "sam")."""
+    from itmlib.grid import run_grid
+    from itmlib.papers import ncs_sam
+
+    if "sam" not in p["papers"]:
+        return None, None
+    first = lambda m: m[4] == "sam" and m[0] == "VSE++" and (m[2] < 1.0 or m[3] < p["seed"] + max(p["full_data_seeds"], 1))  # noqa: E731
+
+    def then() -> list[tuple]:
+        w = _world_10("sam", p, "cpu")
+        kw = dict(test_ds=w["test"], test_relevance=w["rel"], evaluate_fn=w["eval"], record_dir=records,
+                  ckpt_dir=ckpt, device="cpu")
+        vse = _sam_configs(p, w["train"].source, ["VSE++"])
+        target = {"F-10%": ncs_sam.paper_scarcity()["F-10%"]}
+        if p["sam_fraction"]:
+            chosen = ncs_sam.label_fractions([p["sam_fraction"]], target)
+        else:
+            full, _ = run_grid(vse, w["train"], w["dev"], fractions=[1.0],
+                               seeds=range(p["seed"], p["seed"] + max(p["full_data_seeds"], 1)), **kw)
+            cand, _ = run_grid(vse, w["train"], w["dev"], fractions=p["candidate_fractions"], seeds=[p["seed"]], **kw)
+            chosen = ncs_sam.choose_fractions(cand, full.rsum.mean(), target)
+        f10 = float(chosen.fraction.iloc[0])
+        print(f"[pool] SAM's scarce fraction: {f10:g}", flush=True)
+        arms = _sam_configs(p, w["train"].source, ["VSE++", "VSE++ + SAM", "VSE++ + SAM shuffled"])
+        return [(n, c, f10, s, "sam") for s in range(p["seed"], p["seed"] + p["n_seeds"]) for n, c in arms.items()]
+    return first, then
+
+
 #: notebook -> (its members: (name, config, fraction of the training images, seed, world), a world's data and
-#: evaluator, what to cache before the workers start or None)
-PLANS = {"06_phrase_labels": (_members_06, _world_06, None),
-         "07_semantic_neighborhoods": (_members_07, _world_07, _prepare_07)}
+#: evaluator, what to cache before the workers start or None, members that wait on others' records or None)
+PLANS = {"06_phrase_labels": (_members_06, _world_06, None, None),
+         "07_semantic_neighborhoods": (_members_07, _world_07, _prepare_07, None),
+         "10_real_language": (_members_10, _world_10, None, _followup_10)}
 
 
 def phase_one_groups(todo: list[tuple], p: dict, nb: str, ckpt_dir: str) -> list[list[tuple]]:
@@ -184,7 +278,8 @@ def _train(member: tuple) -> tuple[str, float, int]:
     w = d["worlds"][kind]
     t0 = time.time()
     runs, _ = run_grid({name: cfg}, w["train"], w["dev"], w["test"], w["rel"], fractions=[f], seeds=[s],
-                       ckpt_dir=d["ckpt"], device=d["device"], evaluate_fn=w["eval"], record_dir=d["records"])
+                       ckpt_dir=d["ckpt"], device=d["device"], evaluate_fn=w["eval"], record_dir=d["records"],
+                       **w.get("kw", {}))
     return f"{name}, fraction {f:g}, seed {s}", time.time() - t0, len(runs)
 
 
@@ -194,7 +289,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scale", default="medium")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--device", default="cpu")
-    ap.add_argument("--world", help="only the members of this world (06: ssamt, vse; 07: news, literal)")
+    ap.add_argument("--world", nargs="+", help="only the members of these worlds (06: ssamt, vse; 07: news, literal; "
+                                               "10: sam, teran, ssamt, nbr)")
     ap.add_argument("--results-dir", default="results")
     ap.add_argument("--ckpt-dir", default="runs/checkpoints")
     ap.add_argument("--list", action="store_true", help="print the members and stop")
@@ -205,8 +301,8 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(1)
     p = notebook_params(args.notebook, args.scale)
     t0 = time.time()
-    members, world, prepare = PLANS[args.notebook]
-    todo = [m for m in members(p) if args.world in (None, m[4])]
+    members, world, prepare, followup = PLANS[args.notebook]
+    todo = [m for m in members(p) if args.world is None or m[4] in args.world]
     groups = phase_one_groups(todo, p, args.notebook, args.ckpt_dir)
     print(f"[pool] {len(todo)} members of {args.notebook} at {args.scale}; data in {time.time() - t0:.0f} s", flush=True)
     if args.list:
@@ -218,17 +314,34 @@ def main(argv: list[str] | None = None) -> int:
     if prepare:
         prepare(todo, p)
     print(f"[pool] worlds and caches ready at {time.time() - t0:.0f} s", flush=True)
+    records = str(Path(args.results_dir) / args.notebook / "members")
+    first, then = followup(p, records, args.ckpt_dir) if followup and any(m[4] == "sam" for m in todo) else (None, None)
+    key = lambda m: (m[0], m[2], m[3], m[4])  # noqa: E731
+    blocking = {key(m) for m in todo if first and first(m)}
+    queue = deque((g[0], g[1:]) for g in groups)   # one member per first phase, in order; the rest once it is on disk
+    running: dict = {}
     with ProcessPoolExecutor(args.workers, mp_context=get_context("spawn"), initializer=_setup,
                              initargs=(args.notebook, args.scale, args.ckpt_dir, args.device, args.results_dir)) as pool:
-        waiting = {pool.submit(_train, g[0]): g[1:] for g in groups}   # one member per first phase, in order
+        def fill() -> None:
+            while queue and len(running) < args.workers:
+                m, rest = queue.popleft()
+                running[pool.submit(_train, m)] = (m, rest)
+        fill()
         k = 0
-        while waiting:
-            fut = next(as_completed(waiting))
-            rest = waiting.pop(fut)
+        while running:
+            fut = next(as_completed(running))
+            m, rest = running.pop(fut)
             label, secs, _ = fut.result()
             k += 1
             print(f"[pool] {k}/{len(todo)} {label}: {secs:.0f} s (at {time.time() - t0:.0f} s)", flush=True)
-            waiting.update({pool.submit(_train, m): [] for m in rest})   # their first phase is on disk now
+            queue.extendleft((r, []) for r in reversed(rest))      # their first phase is on disk now
+            blocking.discard(key(m))
+            if then and not blocking:       # the members that waited on these records go first
+                later = then()
+                todo += later
+                queue.extendleft((r, []) for r in reversed(later))
+                then = None
+            fill()
     return 0
 
 

@@ -5,6 +5,7 @@ import pytest
 
 from itmlib.data import load_dataset
 from itmlib.data.coco_scenes import CocoScenesConfig, NUMBERS, _features, build_vocab, scene_of
+from itmlib.relevance import scene_graph
 from itmlib.relevance.scene_graph import parse_cached
 
 pytest.importorskip("sng_parser")
@@ -72,10 +73,22 @@ def test_seeded_and_deterministic(test_ds):
 def test_a_truncated_parse_cache_is_parsed_again(tmp_path, caplog):
     caps = ["A dog chases a red ball.", "Two men ride horses on a beach."]
     first = parse_cached(caps, folder=tmp_path)
-    (path,) = tmp_path.glob("parse-*.json")
+    (path,) = (p for p in tmp_path.glob("parse-*.json") if not p.name.endswith(".texts.json"))
     path.write_text(path.read_text()[:-7])
     assert parse_cached(caps, folder=tmp_path) == first and "unreadable" in caplog.text
     assert ("ball", "red") in first[0] and ("man", "two") in first[1]
+
+
+def test_a_subset_reuses_the_parses_of_a_cached_list_without_the_parser(tmp_path, monkeypatch):
+    caps = ["A dog chases a red ball.", "Two men ride horses on a beach.", "A cat sleeps on a sofa."]
+    full = parse_cached(caps, folder=tmp_path)
+    monkeypatch.setattr(scene_graph, "parse_tuples", lambda *a, **k: pytest.fail("parsed again"))
+    assert parse_cached([caps[2], caps[0]], folder=tmp_path) == [full[2], full[0]]
+    monkeypatch.undo()
+    calls = []
+    monkeypatch.setattr(scene_graph, "parse_tuples", lambda c, *a, **k: calls.append(list(c)) or [[("x",)]] * len(c))
+    assert parse_cached([caps[1], "A new caption."], folder=tmp_path) == [full[1], [("x",)]]
+    assert calls == [["A new caption."]]     # only the caption no cached list holds goes to the parser
 
 
 def test_vse_learns_the_world_far_above_chance(tmp_path, test_ds):
@@ -155,3 +168,20 @@ def test_positives_evaluator_scores_a_ranking_of_the_positives_first_as_perfect(
     assert all(row[f"eccv_{d}_{m}"] == pytest.approx(100) for d in ("i2t", "t2i") for m in ("map_at_r", "r_precision"))
     assert row["cxc_i2t_map_at_r"] < 100 or test_ds.positives["cxc"].nnz == 0   # ranked by ECCV's, not CxC's
     assert "rsum" in row and "i2t_n1" not in row                               # no relevance given: no NCS
+
+
+def test_a_split_loads_from_its_text_cache_without_the_coco_or_eccv_files(test_ds, monkeypatch, tmp_path, caplog):
+    from itmlib.data import coco, coco_scenes
+
+    monkeypatch.setattr(coco, "coco_captions", lambda: pytest.fail("read the jar"))
+    monkeypatch.setattr(coco, "_positives", lambda *a: pytest.fail("read eccv-caption"))
+    again = load_dataset("coco_scenes", "test", scale="smoke")
+    assert again.captions == test_ds.captions and np.array_equal(again.regions, test_ds.regions)
+    assert all((again.positives[k] != test_ds.positives[k]).nnz == 0 for k in ("cxc", "eccv"))
+    monkeypatch.undo()
+    monkeypatch.setenv("ITM_CACHE_DIR", str(tmp_path))       # a fresh cache, then a truncated one: read again
+    first = coco_scenes.text_side("test", "smoke", 0)
+    (path,) = (tmp_path / "coco_scenes").glob("text-*.json")
+    path.write_text(path.read_text()[:-9])
+    assert coco_scenes.text_side("test", "smoke", 0)["captions"] == first["captions"] == test_ds.captions
+    assert "unreadable" in caplog.text

@@ -41,3 +41,19 @@ def test_06_members_share_their_first_phase_in_groups(pool):
     assert sum(map(len, groups)) == 58 and len(groups) == 23
     for g in groups:                           # one first phase: one seed, one fraction, one phrase setting
         assert len({(m[2], m[3], "w/o" in m[0], " x" in m[0]) for m in g}) == 1
+
+
+def test_10_members_are_the_notebooks_arms_and_the_scarce_ones_wait_for_the_baseline(pool):
+    p = pool.notebook_params("10_real_language", "medium")
+    assert p["papers"] == [] or set(p["papers"]) == {"sam", "ssamt", "nbr", "teran"}
+    p.update(papers=["sam", "ssamt", "nbr", "teran"])
+    todo = pool.PLANS["10_real_language"][0](p)
+    kinds = Counter(m[4] for m in todo)
+    fds, n = p["full_data_seeds"], p["n_seeds"]
+    assert kinds == {"sam": fds + len(p["candidate_fractions"]) + fds, "teran": 3 * n, "ssamt": 2 * n, "nbr": 2 * n}
+    assert {m[0] for m in todo if m[4] == "teran"} == {"TERAN mrsw", "TERAN mwsr", "TERN (global)"}
+    assert {m[2] for m in todo if m[4] == "ssamt"} == {p["ssamt_fraction"]} and {m[2] for m in todo if m[4] == "nbr"} == {p["nbr_fraction"]}
+    first, _ = pool.PLANS["10_real_language"][3](p, "unused", "unused")
+    waited = [m for m in todo if first(m)]     # the full-data baseline's seeds and the candidate fractions
+    assert sorted((m[2], m[3]) for m in waited) == sorted([(1.0, s) for s in range(fds)] + [(f, 0) for f in p["candidate_fractions"]])
+    assert not pool.PLANS["10_real_language"][0](dict(p, papers=[]))

@@ -206,18 +206,51 @@ def parse_cached(captions: Sequence[str], *, folder: Any = None) -> list[list[tu
     """Scene-graph tuples of every caption (``parse_tuples(captions, "spacy")``), cached under
     ``data/cache/parses/`` by the captions' content (one list, in order: the real-language world's splits and
     SSAMT's parsed phrase labels of the same captions share one file); a cache that cannot be read (a run killed
-    mid-write leaves none, but a copied or truncated file can) is parsed again."""
+    mid-write leaves none, but a copied or truncated file can) is parsed again. A new list reuses every caption
+    some cached list already parsed (each caption is parsed on its own, so its tuples do not depend on the
+    list): a training subset costs no parsing, and needs no spaCy, once its full split is cached."""
+    folder = cache_dir() / "parses" if folder is None else Path(folder)
     key = hashlib.sha256("\n".join(captions).encode("utf-8")).hexdigest()[:20]
-    path = (cache_dir() / "parses" if folder is None else Path(folder)) / f"parse-v1-{key}.json"
-    if path.is_file():
-        try:
-            rows = json.loads(path.read_text(encoding="utf-8"))
-            if len(rows) == len(captions):
-                return [[tuple(t) for t in r] for r in rows]
-            log.warning("parse cache %s holds %d captions, not %d; parsing again", path, len(rows), len(captions))
-        except (OSError, ValueError) as err:
-            log.warning("parse cache %s is unreadable (%s); parsing again", path, err)
-    out = parse_tuples(list(captions), "spacy")
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path, texts = folder / f"parse-v1-{key}.json", folder / f"parse-v1-{key}.texts.json"
+    rows = _read_parses(path)
+    if rows is not None and len(rows) == len(captions):
+        if not texts.is_file():    # a list cached before its captions were recorded: reusable from now on
+            atomic_write_text(texts, json.dumps(list(captions)))
+        return rows
+    if rows is not None:
+        log.warning("parse cache %s holds %d captions, not %d; parsing again", path, len(rows), len(captions))
+    known: dict[str, list[tuple[str, ...]]] = {}
+    for other in sorted(folder.glob("parse-v1-*.json")) if folder.is_dir() else ():
+        if other != path and not other.name.endswith(".texts.json"):
+            known.update(_cached_texts(other))
+    todo = list(dict.fromkeys(c for c in captions if c not in known))
+    if todo:
+        known.update(zip(todo, parse_tuples(todo, "spacy")))
+    out = [known[c] for c in captions]
     atomic_write_text(path, json.dumps([[list(t) for t in r] for r in out]))
-    return [[tuple(t) for t in r] for r in out]
+    atomic_write_text(texts, json.dumps(list(captions)))
+    return out
+
+
+def _read_parses(path: Path) -> list[list[tuple[str, ...]]] | None:
+    """A parse cache's rows, or None when it is missing or unreadable (logged)."""
+    if not path.is_file():
+        return None
+    try:
+        return [[tuple(t) for t in r] for r in json.loads(path.read_text(encoding="utf-8"))]
+    except (OSError, ValueError) as err:
+        log.warning("parse cache %s is unreadable (%s); parsing again", path, err)
+        return None
+
+
+def _cached_texts(path: Path) -> dict[str, list[tuple[str, ...]]]:
+    """{caption: tuples} of one cached list whose captions were recorded beside it (``.texts.json``)."""
+    texts = path.with_name(path.name.replace(".json", ".texts.json"))
+    rows = _read_parses(path)
+    try:
+        caps = json.loads(texts.read_text(encoding="utf-8")) if texts.is_file() else None
+    except (OSError, ValueError):
+        caps = None
+    if rows is None or caps is None or len(caps) != len(rows):
+        return {}
+    return dict(zip(caps, rows))
