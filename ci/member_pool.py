@@ -48,6 +48,13 @@ def notebook_params(nb: str, scale: str) -> dict:
     return {k: v for k, v in ns.items() if not k.startswith("__")}
 
 
+def _value(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
 def _load(world: str, p: dict) -> tuple:
     from itmlib.data import load_dataset
 
@@ -259,12 +266,12 @@ def phase_one_groups(todo: list[tuple], p: dict, nb: str, ckpt_dir: str) -> list
     return list(groups.values())
 
 
-def _setup(nb: str, scale: str, ckpt: str, device: str, results_dir: str) -> None:
+def _setup(nb: str, p: dict, ckpt: str, device: str, results_dir: str) -> None:
     import torch
 
     torch.set_num_threads(1)
     os.chdir(ROOT)
-    _SHARED.update(nb=nb, p=notebook_params(nb, scale), ckpt=ckpt, device=device, worlds={},
+    _SHARED.update(nb=nb, p=p, ckpt=ckpt, device=device, worlds={},
                    records=str(Path(results_dir) / nb / "members"))
 
 
@@ -294,12 +301,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--results-dir", default="results")
     ap.add_argument("--ckpt-dir", default="runs/checkpoints")
     ap.add_argument("--list", action="store_true", help="print the members and stop")
+    ap.add_argument("-p", "--param", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
+                    help="a notebook parameter over ci/<scale>.yaml's (VALUE as JSON), e.g. -p papers '[\"nbr\"]'")
     args = ap.parse_args(argv)
     os.chdir(ROOT)
     import torch
 
     torch.set_num_threads(1)
     p = notebook_params(args.notebook, args.scale)
+    unknown = [n for n, _ in args.param if n not in p]
+    if unknown:
+        ap.error(f"{args.notebook} has no parameter(s) {unknown}")
+    p.update({n: _value(v) for n, v in args.param})
     t0 = time.time()
     members, world, prepare, followup = PLANS[args.notebook]
     todo = [m for m in members(p) if args.world is None or m[4] in args.world]
@@ -321,7 +334,7 @@ def main(argv: list[str] | None = None) -> int:
     queue = deque((g[0], g[1:]) for g in groups)   # one member per first phase, in order; the rest once it is on disk
     running: dict = {}
     with ProcessPoolExecutor(args.workers, mp_context=get_context("spawn"), initializer=_setup,
-                             initargs=(args.notebook, args.scale, args.ckpt_dir, args.device, args.results_dir)) as pool:
+                             initargs=(args.notebook, p, args.ckpt_dir, args.device, args.results_dir)) as pool:
         def fill() -> None:
             while queue and len(running) < args.workers:
                 m, rest = queue.popleft()

@@ -92,8 +92,8 @@ def test_a_subset_reuses_the_parses_of_a_cached_list_without_the_parser(tmp_path
 
 
 def test_vse_learns_the_world_far_above_chance(tmp_path, test_ds):
-    """Two epochs of notebook 03's VSE++ at smoke: image-text matching is learnable from the scenes (chance
-    R@1 on 200 images is 0.5%; six epochs reach ~46 i2t), so the world is neither noise nor trivial."""
+    """Two epochs of notebook 03's VSE++ at smoke, on the calibrated knobs: image-text matching is learnable
+    from the scenes (R@1 at least 10 times chance, 0.5% on 200 images) and not trivial."""
     import dataclasses
 
     import torch
@@ -106,7 +106,8 @@ def test_vse_learns_the_world_far_above_chance(tmp_path, test_ds):
     cfg = dataclasses.replace(vse_config("smoke", data=tr.source), epochs=2)
     r = train(cfg, tr, dv, ckpt_dir=str(tmp_path), name="vse", device="cpu", progress=False)
     m = evaluate(r.model, r.vocab, test_ds, None, device="cpu")
-    assert m["i2t_r1"] > 10 and m["t2i_r1"] > 10 and m["i2t_r1"] < 95
+    chance = 100 / test_ds.n_images
+    assert m["i2t_r1"] > 10 * chance and m["t2i_r1"] > 10 * chance and m["i2t_r1"] < 95, m
 
 
 def test_relations_place_the_subjects_box_by_the_predicate():
