@@ -45,7 +45,7 @@ def test_06_members_share_their_first_phase_in_groups(pool):
 
 def test_10_members_are_the_notebooks_arms_and_the_scarce_ones_wait_for_the_baseline(pool):
     p = pool.notebook_params("10_real_language", "medium")
-    assert p["papers"] == [] or set(p["papers"]) == {"sam", "ssamt", "nbr", "teran"}
+    assert set(p["papers"]) <= {"sam", "ssamt", "nbr", "teran"}     # the papers whose records are committed
     p.update(papers=["sam", "ssamt", "nbr", "teran"])
     todo = pool.PLANS["10_real_language"][0](p)
     kinds = Counter(m[4] for m in todo)
