@@ -172,7 +172,7 @@ def test_positives_evaluator_scores_a_ranking_of_the_positives_first_as_perfect(
 
 
 def test_a_split_loads_from_its_text_cache_without_the_coco_or_eccv_files(test_ds, monkeypatch, tmp_path, caplog):
-    from itmlib.data import coco, coco_scenes
+    from itmlib.data import coco, coco_scenes_text
 
     monkeypatch.setattr(coco, "coco_captions", lambda: pytest.fail("read the jar"))
     monkeypatch.setattr(coco, "_positives", lambda *a: pytest.fail("read eccv-caption"))
@@ -181,8 +181,8 @@ def test_a_split_loads_from_its_text_cache_without_the_coco_or_eccv_files(test_d
     assert all((again.positives[k] != test_ds.positives[k]).nnz == 0 for k in ("cxc", "eccv"))
     monkeypatch.undo()
     monkeypatch.setenv("ITM_CACHE_DIR", str(tmp_path))       # a fresh cache, then a truncated one: read again
-    first = coco_scenes.text_side("test", "smoke", 0)
+    first = coco_scenes_text.text_side("test", "smoke", 0)
     (path,) = (tmp_path / "coco_scenes").glob("text-*.json")
     path.write_text(path.read_text()[:-9])
-    assert coco_scenes.text_side("test", "smoke", 0)["captions"] == first["captions"] == test_ds.captions
+    assert coco_scenes_text.text_side("test", "smoke", 0)["captions"] == first["captions"] == test_ds.captions
     assert "unreadable" in caplog.text
