@@ -48,13 +48,6 @@ def notebook_params(nb: str, scale: str) -> dict:
     return {k: v for k, v in ns.items() if not k.startswith("__")}
 
 
-def _value(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text
-
-
 def _load(world: str, p: dict) -> tuple:
     from itmlib.data import load_dataset
 
@@ -180,7 +173,7 @@ def _members_10(p: dict) -> list[tuple[str, Any, float, int, str]]:
     if "teran" in p["papers"]:
         main = teran.teran_config(p["scale"], epochs=p["epochs"] or None, data=src)
         cfgs = teran.comparison_configs(main, p["scale"], True)
-        out += [(n, cfgs[n], 1.0, s, "teran") for s in seeds for n in ("TERAN mrsw", "TERAN mwsr", "TERN (global)")]
+        out += [(n, cfgs[n], p["teran_fraction"], s, "teran") for s in seeds for n in ("TERAN mrsw", "TERAN mwsr", "TERN (global)")]
     if "ssamt" in p["papers"]:
         cfgs = ssamt.table3_configs(p["scale"], data=src, arms=["+LM", "+PM"], phrase_settings=[True],
                                     epochs=p["epochs"] or None, phrase_backend="spacy")
@@ -307,12 +300,14 @@ def main(argv: list[str] | None = None) -> int:
     os.chdir(ROOT)
     import torch
 
+    from itmlib.course.params import cli_value
+
     torch.set_num_threads(1)
     p = notebook_params(args.notebook, args.scale)
     unknown = [n for n, _ in args.param if n not in p]
     if unknown:
         ap.error(f"{args.notebook} has no parameter(s) {unknown}")
-    p.update({n: _value(v) for n, v in args.param})
+    p.update({n: cli_value(v) for n, v in args.param})
     t0 = time.time()
     members, world, prepare, followup = PLANS[args.notebook]
     todo = [m for m in members(p) if args.world is None or m[4] in args.world]

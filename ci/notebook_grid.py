@@ -20,13 +20,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _value(text: str):
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("notebook", help="stem in notebooks/, e.g. 08_teran")
@@ -46,6 +39,8 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"{args.notebook} has no cell tagged 'parameters'")
     os.chdir(ROOT)
     sys.path.insert(0, str(ROOT))
+    from itmlib.course.params import cli_value
+
     os.environ.setdefault("MPLBACKEND", "Agg")
     ns: dict = {"__name__": "__main__", "display": lambda *a, **k: None}   # no rich output without a kernel
     t0 = time.time()
@@ -57,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
             unknown = [n for n, _ in args.param if n not in ns]
             if unknown:
                 ap.error(f"{args.notebook} has no parameter(s) {unknown}")
-            ns.update({n: _value(v) for n, v in args.param})
+            ns.update({n: cli_value(v) for n, v in args.param})
         print(f"[notebook_grid] cell {i} done at {time.time() - t0:.0f} s", flush=True)
     return 0
 

@@ -52,7 +52,9 @@ def test_10_members_are_the_notebooks_arms_and_the_scarce_ones_wait_for_the_base
     fds, n = p["full_data_seeds"], p["n_seeds"]
     assert kinds == {"sam": fds + len(p["candidate_fractions"]) + fds, "teran": 3 * n, "ssamt": 2 * n, "nbr": 2 * n}
     assert {m[0] for m in todo if m[4] == "teran"} == {"TERAN mrsw", "TERAN mwsr", "TERN (global)"}
-    assert {m[2] for m in todo if m[4] == "ssamt"} == {p["ssamt_fraction"]} and {m[2] for m in todo if m[4] == "nbr"} == {p["nbr_fraction"]}
+    fractions = {k: {m[2] for m in todo if m[4] == k} for k in ("ssamt", "nbr", "teran")}
+    assert fractions == {"ssamt": {p["ssamt_fraction"]}, "nbr": {p["nbr_fraction"]}, "teran": {1.0}}
+    assert p["teran_fraction"] == 1.0            # TERAN trains on every image at medium
     first, _ = pool.PLANS["10_real_language"][3](p, "unused", "unused")
     waited = [m for m in todo if first(m)]     # the full-data baseline's seeds and the candidate fractions
     assert sorted((m[2], m[3]) for m in waited) == sorted([(1.0, s) for s in range(fds)] + [(f, 0) for f in p["candidate_fractions"]])

@@ -141,6 +141,22 @@ def test_spacy_backend_parses_offline():
     assert t[0] == t[1] and ("dog", "brown") in t[0] and ("ball",) in t[0]
 
 
+def test_spacy_backend_without_ner_gives_the_full_pipelines_graphs():
+    """The backend turns spaCy's entity recogniser off for speed; the graphs must not change."""
+    import sng_parser
+
+    from itmlib.relevance.scene_graph import _spacy_parser
+
+    caps = ["A man in a red shirt rides a horse past two old buildings in Paris.",
+            "Three children play soccer on a green field near New York City.",
+            "A plate with a sandwich and fries sits on a wooden table next to a Coca Cola can.",
+            "Two giraffes standing next to each other in a zoo enclosure."]
+    assert "ner" in _spacy_parser(None).unwrapped.nlp.disabled
+    full = sng_parser.Parser("spacy", model=_spacy_parser(None).unwrapped.model)
+    assert "ner" not in full.unwrapped.nlp.disabled
+    assert parse_tuples(caps) == [tuples_from_sng(full.parse(c)) for c in caps]
+
+
 def test_gold_backend_and_bad_backend():
     g = [{"objects": ["dog", "car"], "attributes": [[0, "brown"]], "relations": [[0, "left_of", 1]]}]
     assert parse_tuples(["x"], "gold", graphs=g) == [[("car",), ("dog",), ("dog", "brown"), ("dog", "left_of", "car")]]

@@ -32,6 +32,7 @@ from typing import Any, Iterator
 from ..config import check_choice, SCALES
 from ..paths import repo_root, resolve_path
 from ..progress import format_duration
+from .params import cli_value
 
 __all__ = ["NOTEBOOKS", "notebook_paths", "scale_overrides", "run_notebook", "clean_executed", "keep_executed", "main"]
 
@@ -224,12 +225,7 @@ def main(argv: list[str] | None = None) -> int:
         # the kernel inherits this environment; a grid's own workers set theirs (itmlib.grid.worker_environ)
         os.environ.update({v: str(args.threads) for v in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")})
     overrides = scale_overrides(args.scale)
-    extra = {}
-    for k, v in args.param:
-        try:
-            extra[k] = json.loads(v)
-        except json.JSONDecodeError:
-            extra[k] = v
+    extra = {k: cli_value(v) for k, v in args.param}
     paths = notebook_paths()
     if args.only:
         missing = set(args.only) - {p.stem for p in paths}

@@ -21,9 +21,17 @@ from typing import Any, Callable, Mapping
 from ..config import check_choice, check_fraction, check_positive
 from ..paths import repo_root
 
-__all__ = ["declared_parameters", "validate_parameters", "RULES"]
+__all__ = ["declared_parameters", "validate_parameters", "cli_value", "RULES"]
 
 _TYPES = {"str": str, "int": int, "float": float, "bool": bool, "list": list, "dict": dict}
+
+
+def cli_value(text: str) -> Any:
+    """A parameter value given on a command line (``-p NAME VALUE``): parsed as JSON when it can be, else the text."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
 
 
 def _non_negative_int(name: str, v: Any) -> None:
@@ -141,6 +149,7 @@ RULES: dict[str, Callable[[str, Any], Any]] = {
     "sam_fraction": lambda n, v: v == 0 or check_fraction(n, v),    # 0: chosen on the baseline
     "ssamt_fraction": check_fraction,
     "nbr_fraction": check_fraction,
+    "teran_fraction": check_fraction,
 }
 
 

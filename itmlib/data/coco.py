@@ -27,7 +27,7 @@ import scipy.sparse as sp
 from ..config import get_scale
 from .base import CAPTIONS_PER_IMAGE, ITMDataset
 
-__all__ = ["load_coco", "coco_captions", "coco_folds", "karpathy_test_ids", "COCO_SPLITS"]
+__all__ = ["load_coco", "coco_captions", "coco_folds", "karpathy_test_ids", "non_test_images", "COCO_SPLITS"]
 
 logger = logging.getLogger(__name__)
 COCO_SPLITS = ("test", "test5k", "train") + tuple(f"test1k-{k}" for k in range(5))
@@ -99,6 +99,18 @@ def _positives(name: str, image_ids: np.ndarray, caption_ids: np.ndarray) -> sp.
                          shape=(len(image_ids), len(caption_ids)))
 
 
+def non_test_images(text: dict[int, str], img_of: dict[int, int]) -> tuple[np.ndarray, dict[int, list[int]]]:
+    """COCO 2014 images outside the Karpathy 5k test with at least five captions (sorted ids), and each
+    non-test image's caption ids in id order: the pool every training and dev split is drawn from."""
+    test_imgs = {img_of[int(c)] for c in karpathy_test_ids()}
+    by_img: dict[int, list[int]] = {}
+    for cid in sorted(text):
+        if img_of[cid] not in test_imgs:
+            by_img.setdefault(img_of[cid], []).append(cid)
+    pool = np.array(sorted(i for i, c in by_img.items() if len(c) >= CAPTIONS_PER_IMAGE), dtype=np.int64)
+    return pool, by_img
+
+
 def load_coco(split: str = "test", *, scale: str = "smoke", seed: int = 0) -> ITMDataset:
     """Real COCO captions as an :class:`ITMDataset` (no images).
 
@@ -110,12 +122,7 @@ def load_coco(split: str = "test", *, scale: str = "smoke", seed: int = 0) -> IT
         raise ValueError(f"coco split must be one of {list(COCO_SPLITS)}, got {split!r}")
     text, img_of = coco_captions()
     if split == "train":
-        test_imgs = {img_of[int(c)] for c in karpathy_test_ids()}
-        by_img: dict[int, list[int]] = {}
-        for cid in sorted(text):
-            if img_of[cid] not in test_imgs:
-                by_img.setdefault(img_of[cid], []).append(cid)
-        imgs = np.array(sorted(i for i, c in by_img.items() if len(c) >= CAPTIONS_PER_IMAGE), dtype=np.int64)
+        imgs, by_img = non_test_images(text, img_of)
         n = min(get_scale(scale).coco_train_images, imgs.size)
         rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0xC0C0]))
         imgs = np.sort(rng.choice(imgs, size=n, replace=False)) if n < imgs.size else imgs

@@ -21,19 +21,14 @@ log = logging.getLogger(__name__)
 
 def _split_ids(split: str, scale: str, seed: int) -> tuple[np.ndarray, np.ndarray, dict[int, str]]:
     """(image ids, caption ids, caption text) of a split: the Karpathy test prefix, or a seeded sample."""
-    from .coco import coco_captions, karpathy_test_ids
+    from .coco import coco_captions, karpathy_test_ids, non_test_images
 
     sc = get_scale(scale)
     text, img_of = coco_captions()
     if split == "test":
         caps = karpathy_test_ids()[: sc.n_test * CAPTIONS_PER_IMAGE]
         return np.array([img_of[int(c)] for c in caps[::CAPTIONS_PER_IMAGE]], np.int64), caps, text
-    test_imgs = {img_of[int(c)] for c in karpathy_test_ids()}
-    by_img: dict[int, list[int]] = {}
-    for cid in sorted(text):
-        if img_of[cid] not in test_imgs:
-            by_img.setdefault(img_of[cid], []).append(cid)
-    pool = np.array(sorted(i for i, c in by_img.items() if len(c) >= CAPTIONS_PER_IMAGE), np.int64)
+    pool, by_img = non_test_images(text, img_of)
     order = np.random.default_rng(np.random.SeedSequence([int(seed), 0x5CE9E])).permutation(pool)
     imgs = np.sort(order[: sc.n_train] if split == "train" else order[sc.n_train: sc.n_train + sc.n_dev])
     caps = np.array([c for i in imgs for c in by_img[int(i)][:CAPTIONS_PER_IMAGE]], np.int64)
