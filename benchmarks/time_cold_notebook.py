@@ -48,7 +48,9 @@ def main(argv: list[str] | None = None) -> int:
             for name, value in args.param:
                 cmd += ["-y", f"{name}: {value}"]
             t0 = time.time()
-            subprocess.run(cmd, cwd=tree / "notebooks", env=env, check=True, capture_output=True)
+            run = subprocess.run(cmd, cwd=tree / "notebooks", env=env, capture_output=True, text=True)
+            if run.returncode:
+                raise SystemExit(f"{args.notebook} failed cold:\n{run.stderr[-3000:]}")
             wall = time.time() - t0
             cells = [c for c in json.loads(out.read_text())["cells"] if c["cell_type"] == "code"]
         finally:

@@ -75,7 +75,7 @@ def _spacy_parser(model: str | None) -> Any:
     """SceneGraphParser on the first installed spaCy English model, loaded once per process, its ``ner`` off:
     the parser reads noun chunks, tags, dependencies and lemmas, never entities, and ``ner`` is the pipeline's
     last component with no other listening to it - so the graphs are the same, parsed ~1.8x faster
-    (tests/test_scene_graph.py compares them with the full pipeline's)."""
+    (tests/test_relevance.py compares them with the full pipeline's)."""
     try:
         import sng_parser
         import spacy
