@@ -147,9 +147,7 @@ def _prepare_07(todo: list[tuple], p: dict) -> None:
 def _sam_configs(p: dict, source: str, arms: list[str]) -> dict:
     from itmlib.papers import ncs_sam
 
-    return ncs_sam.scarce_configs(p["scale"], arms, data=source, warmup_epochs=1, tau=5.0, sampling="soft",
-                                  sam_mode="paper", keep_triplet=True,
-                                  **ncs_sam.scarce_schedule(p["scale"], p["epochs"] or None))
+    return ncs_sam.recipe_configs(p["scale"], arms, data=source, epochs=p["epochs"] or None)
 
 
 def _members_10(p: dict) -> list[tuple[str, Any, float, int, str]]:
@@ -326,7 +324,11 @@ def main(argv: list[str] | None = None) -> int:
     first, then = followup(p, records, args.ckpt_dir) if followup and any(m[4] == "sam" for m in todo) else (None, None)
     key = lambda m: (m[0], m[2], m[3], m[4])  # noqa: E731
     blocking = {key(m) for m in todo if first and first(m)}
-    queue = deque((g[0], g[1:]) for g in groups)   # one member per first phase, in order; the rest once it is on disk
+    # the members that neither block nor wait train last: the arms on the chosen fraction (the headline claims)
+    # start as soon as the fraction is known, rather than behind a long full-data member that took a free worker
+    held = [g for g in groups if blocking and not any(key(m) in blocking for m in g)]
+    queue = deque((g[0], g[1:]) for g in groups if all(g is not h for h in held))   # one member per first phase,
+    # in order; the rest once it is on disk
     running: dict = {}
     with ProcessPoolExecutor(args.workers, mp_context=get_context("spawn"), initializer=_setup,
                              initargs=(args.notebook, p, args.ckpt_dir, args.device, args.results_dir)) as pool:
@@ -348,7 +350,8 @@ def main(argv: list[str] | None = None) -> int:
                 later = then()
                 todo += later
                 queue.extendleft((r, []) for r in reversed(later))
-                then = None
+                queue.extend((g[0], g[1:]) for g in held)
+                held, then = [], None
             fill()
     return 0
 

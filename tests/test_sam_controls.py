@@ -82,6 +82,20 @@ def test_scarce_configs_differ_by_their_margins_alone():
     assert paper_method("VSE++ + SAM shuffled") is None and paper_method("VSE++ + SAM") == "CVSE+SAM"
 
 
+def test_the_recipe_notebook_10_reuses_is_05s_defaults():
+    from itmlib.course.params import declared_parameters
+    from itmlib.papers.ncs_sam import SCARCE_RECIPE, recipe_configs
+
+    d = {k: v for k, (_, v) in declared_parameters("05_sam_reduced_data").items()}
+    assert SCARCE_RECIPE == {"warmup_epochs": d["warmups"][0], "tau": d["tau"], "sampling": d["sampling"],
+                             "sam_mode": d["sam_mode"], "keep_triplet": d["keep_triplet"]}
+    arms = ["VSE++", "VSE++ + SAM", "VSE++ + SAM shuffled"]
+    explicit = scarce_configs("medium", arms, data="w", warmup_epochs=1, tau=5.0, sampling="soft", sam_mode="paper",
+                              keep_triplet=True, **scarce_schedule("medium", 12))
+    assert recipe_configs("medium", arms, data="w", epochs=12) == explicit      # the same models, so the same records
+    assert recipe_configs("medium", ["VSE++"], data="w")["VSE++"].epochs == 30
+
+
 def test_every_04_config_takes_its_warm_up_step():
     # train() calls sam_loss with all_negatives during the warm-up of every -T config; the reference-mode
     # -T configs raised there and stopped 04's medium grid (2026-11-25). Each config's warm-up and later step:

@@ -36,10 +36,11 @@ from ..models.vse import VSEConfig, VSEModel
 from ..paper_numbers import paper_table
 from ..train import TrainConfig, TrainResult, score_batch
 
-__all__ = ["vse_config", "ablation_settings", "sam_configs", "SCARCE_ARMS", "scarce_configs", "paper_scarcity",
-           "choose_fractions", "by_control", "scarce_schedule", "label_fractions", "sam_margin_samples", "summarize_margins",
-           "by_sampling", "by_triplet", "paper_method", "with_paper_columns", "fraction_setting", "tables45_paper",
-           "TABLE1_ROWS", "with_table1_columns", "figure3_table", "figure3_runs", "phi_pos_variance_share", "positives_evaluator"]
+__all__ = ["vse_config", "ablation_settings", "sam_configs", "SCARCE_ARMS", "scarce_configs", "SCARCE_RECIPE", "recipe_configs",
+           "paper_scarcity", "choose_fractions", "by_control", "scarce_schedule", "label_fractions", "sam_margin_samples",
+           "summarize_margins", "by_sampling", "by_triplet", "paper_method", "with_paper_columns", "fraction_setting",
+           "tables45_paper", "TABLE1_ROWS", "with_table1_columns", "figure3_table", "figure3_runs", "phi_pos_variance_share",
+           "positives_evaluator"]
 
 
 def vse_config(scale: str, *, epochs: int | None = None, data: str = "", **overrides) -> TrainConfig:
@@ -296,6 +297,17 @@ def scarce_configs(scale: str, arms: Sequence[str], *, data: str, warmup_epochs:
             kw["lr_decay_epochs"] = lr_decay_epochs
         out[a] = vse_config(scale, epochs=epochs, data=data, warmup_epochs=warmup_epochs, **kw)
     return out
+
+
+#: Notebook 05's default recipe (its parameters' defaults): one warm-up epoch, tau 5, the furthest negatives
+#: ("soft", the paper's best on average), eq. 7's margins, the triplet kept beside the SAM hinge.
+SCARCE_RECIPE = {"warmup_epochs": 1, "tau": 5.0, "sampling": "soft", "sam_mode": "paper", "keep_triplet": True}
+
+
+def recipe_configs(scale: str, arms: Sequence[str], *, data: str, epochs: int | None = None) -> dict[str, TrainConfig]:
+    """:func:`scarce_configs` under notebook 05's default recipe (:data:`SCARCE_RECIPE`) and schedule
+    (:func:`scarce_schedule`): the arms notebook 10 trains on real captions, and the CPU pool trains for it."""
+    return scarce_configs(scale, arms, data=data, **SCARCE_RECIPE, **scarce_schedule(scale, epochs))
 
 
 def scarce_schedule(scale: str, epochs: int | None = None) -> dict[str, int]:
