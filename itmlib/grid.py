@@ -146,11 +146,12 @@ def _member_status(c: TrainConfig, name: str, f: float, s: int, ckpt_dir: str) -
 
 
 def parse_executor(executor: str) -> tuple[str, Any]:
-    """``("inline", None)``, ``("processes", N)`` or ``("dask", address)`` from an executor string."""
+    """``("inline", None)``, ``("records", None)``, ``("processes", N)`` or ``("dask", address)`` from an
+    executor string. ``"records"`` trains nothing: a grid is what its member records hold (:func:`run_grid`)."""
     if not isinstance(executor, str) or not executor:
-        raise ValueError(f"executor must be 'inline', 'processes:N' or 'dask:ADDRESS', got {executor!r}")
-    if executor == "inline":
-        return "inline", None
+        raise ValueError(f"executor must be 'inline', 'records', 'processes:N' or 'dask:ADDRESS', got {executor!r}")
+    if executor in ("inline", "records"):
+        return executor, None
     if executor.startswith("processes:"):
         n = executor.split(":", 1)[1]
         if not n.isdigit() or int(n) < 1:
@@ -161,7 +162,7 @@ def parse_executor(executor: str) -> tuple[str, Any]:
         if not addr:
             raise ValueError("executor 'dask:ADDRESS' needs the scheduler's address, e.g. dask:tcp://10.0.0.1:8786")
         return "dask", addr
-    raise ValueError(f"executor must be 'inline', 'processes:N' or 'dask:ADDRESS', got {executor!r}")
+    raise ValueError(f"executor must be 'inline', 'records', 'processes:N' or 'dask:ADDRESS', got {executor!r}")
 
 
 def _member_task(cfg: TrainConfig, name: str, f: float, s: int, train_ds: ITMDataset, dev_ds: ITMDataset,
@@ -237,14 +238,28 @@ def run_grid(configs: Mapping[str, TrainConfig], train_ds: ITMDataset, dev_ds: I
     of metrics; a row may set its own ``method``, e.g. a second scoring of one model).
 
     ``record_dir``: keep a member record per finished member there and take the members it already holds
-    from it (module docstring); None keeps none."""
+    from it (module docstring); None keeps none. ``executor="records"`` trains nothing: the grid is the
+    members ``record_dir`` holds, and the others are left out and named on one line (a grid trained
+    elsewhere, e.g. by ``ci/member_pool.py``, read while it is still training)."""
     kind, arg = parse_executor(executor)
     members = [(cfg, name, f, s) for f in fractions for s in seeds for name, cfg in configs.items()]
     shared = (train_ds, dev_ds, test_ds, test_relevance, dev_relevance, str(ckpt_dir), device, progress, evaluate_fn)
     trained = [_trained_config(c, train_ds, f, s) for c, _, f, s in members]
     key = _record_key(evaluate_fn, dev_ds, test_ds, test_relevance) if record_dir is not None else None
+    if kind == "records" and not key:
+        raise ValueError("executor 'records' reads member records: give record_dir (and an evaluation that "
+                         "records can be keyed by)")
     paths = [_record_path(t, n, record_dir, key) if key else None for t, (_, n, _, _) in zip(trained, members)]
     done: list[Any] = [_read_record(p) for p in paths]
+    if kind == "records":
+        missing = [_member_label(n, f, s) for (_, n, f, s), d in zip(members, done) if d is None]
+        if missing:
+            print(f"[grid] {len(missing)} of {len(members)} members have no record yet and are left out: "
+                  + "; ".join(missing), flush=True)
+        kept = [d for d in done if d is not None]
+        rows = [r for rs, _ in kept for r in rs]
+        return (pd.DataFrame(rows) if rows else pd.DataFrame(columns=["fraction", "seed", "method"]),
+                pd.concat([h for _, h in kept], ignore_index=True) if kept else pd.DataFrame())
     statuses = [MemberStatus(_member_label(n, f, s), t.epochs, t.epochs, recorded=True) if d is not None else
                 _member_status(t, n, f, s, str(ckpt_dir)) if progress else MemberStatus(n, 0, t.epochs)
                 for t, (_, n, f, s), d in zip(trained, members, done)]   # checkpoints read only when someone reads the report

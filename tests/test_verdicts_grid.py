@@ -426,6 +426,14 @@ def test_member_records_stand_in_for_training_and_give_the_same_tables(tmp_path,
     for p in rec.glob(one + "-*.json"):
         p.unlink()                                                    # ... and one member never finished
     capsys.readouterr()
+    # executor "records" trains nothing: the three recorded members, the fourth named as left out
+    held, _ = run_grid(cfgs, tr, dv, dv, dv.relevance(), ckpt_dir=str(tmp_path / "b"), record_dir=rec,
+                       executor="records", **kw)
+    assert "1 of 4 members have no record yet and are left out: SAM, fraction 1, seed 1" in capsys.readouterr().out
+    assert not (tmp_path / "b").exists()
+    assert as_csv(held) == as_csv(plain[~((plain.method == "SAM") & (plain.seed == 1))].reset_index(drop=True))
+    with pytest.raises(ValueError, match="record_dir"):
+        run_grid(cfgs, tr, dv, dv, dv.relevance(), executor="records", **kw)
     again, h2 = run_grid(cfgs, tr, dv, dv, dv.relevance(), ckpt_dir=str(tmp_path / "b"), record_dir=rec,
                          progress=True, **kw)
     out = capsys.readouterr().out
