@@ -108,3 +108,20 @@ def test_conclusions_count_the_headline_claims_not_judged_yet_instead_of_listing
     assert "TERAN beats TERN - *holds*" in line and "MrSw beats MwSr" not in line
     n = int(((t.paper == t.set_index("id").loc["teran_beats_tern", "paper"]) & t.headline).sum()) - 1
     assert line.endswith(f" {n} more headline claims are not judged yet.")
+
+
+def test_conclusions_give_a_claim_judged_on_real_captions_beside_its_first_verdict(tmp_path):
+    from itmlib.course.conclusions import paper_conclusions
+
+    row = {"claim": "x", "ours (model vs baseline)": "3 vs 2", "difference": 1.0, "spread (std of paired diff)": 0.5, "seeds": 5}
+    write_table(pd.DataFrame([{**row, "id": "real_teran_beats_tern", "verdict": "inconclusive (n=5, 95% CI [-1.0, 2.0])"},
+                              {**row, "id": "real_teran_grounds_above_chance", "verdict": "holds (n=5, 95% CI [3.0, 4.0])"}]),
+                tmp_path, "10_real_language", "claims", _meta("medium"))
+    t = all_claims(tmp_path)
+    t.loc[t.id == "teran_beats_tern", "verdict"] = "holds (n=5, 95% CI [1.0, 2.0])"
+    line = next(s for s in paper_conclusions(t).splitlines() if "TERAN" in s)
+    assert "TERAN beats TERN - *holds* (real captions: *inconclusive*)" in line
+    assert "TERAN beats TERN (real captions)" not in line            # once, beside its synthetic verdict
+    grounding = t.set_index("id").loc["real_teran_grounds_above_chance", "claim"]
+    assert f"{grounding} - *holds*" in line        # a claim only the real-language notebook judges stands alone
+

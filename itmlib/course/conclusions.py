@@ -106,16 +106,22 @@ def findings_markdown(table: pd.DataFrame) -> str:
 
 
 def paper_conclusions(table: pd.DataFrame) -> str:
-    """A line or two per paper for the top README: counts and the headline claims' verdicts."""
+    """A line or two per paper for the top README: counts and the headline claims' verdicts, a claim judged
+    again on real captions (``real_<id>``, :func:`itmlib.claims.replayed_claims`) beside its first verdict."""
+    from ..claims import replayed_from
+
     out = []
     for paper, g in table.groupby("paper", sort=False):
         head = g[g.headline & ~g.check]
         kinds = head.verdict.map(verdict_kind)
         waiting = int((kinds == "not judged").sum())     # e.g. the real-language replays before their grid runs
         head = head[kinds != "not judged"]
+        verdicts = dict(zip(head.id, head.verdict.map(verdict_kind)))
+        parts = [f"{c} - *{verdicts[i]}*" + (f" (real captions: *{verdicts['real_' + i]}*)" if "real_" + i in verdicts else "")
+                 for i, c in zip(head.id, head.claim) if replayed_from(i) == i or replayed_from(i) not in verdicts]
         line = f"- **{paper}**: {_heading_counts(g).split(' Headline claims')[0].split(' Apart from')[0]}"
-        if len(head):
-            line += " Headline: " + "; ".join(f"{c} - *{verdict_kind(v)}*" for c, v in zip(head.claim, head.verdict)) + "."
+        if parts:
+            line += " Headline: " + "; ".join(parts) + "."
         if waiting:
             line += f" {waiting} more headline claims are not judged yet."
         out.append(line)
