@@ -123,7 +123,7 @@ def paper_conclusions(table: pd.DataFrame) -> str:
         if parts:
             line += " Headline: " + "; ".join(parts) + "."
         if waiting:
-            line += f" {waiting} more headline claims are not judged yet."
+            line += f" {waiting} more headline claim{'s are' if waiting > 1 else ' is'} not judged yet."
         out.append(line)
     return "\n".join(out)
 
