@@ -327,8 +327,8 @@ def main(argv: list[str] | None = None) -> int:
     # the members that neither block nor wait train last: the arms on the chosen fraction (the headline claims)
     # start as soon as the fraction is known, rather than behind a long full-data member that took a free worker
     held = [g for g in groups if blocking and not any(key(m) in blocking for m in g)]
-    queue = deque((g[0], g[1:]) for g in groups if all(g is not h for h in held))   # one member per first phase,
-    # in order; the rest once it is on disk
+    # one member per first phase, in order; the rest once it is on disk
+    queue = deque((g[0], g[1:]) for g in groups if g not in held)
     running: dict = {}
     with ProcessPoolExecutor(args.workers, mp_context=get_context("spawn"), initializer=_setup,
                              initargs=(args.notebook, p, args.ckpt_dir, args.device, args.results_dir)) as pool:

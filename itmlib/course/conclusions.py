@@ -117,8 +117,12 @@ def paper_conclusions(table: pd.DataFrame) -> str:
         waiting = int((kinds == "not judged").sum())     # e.g. the real-language replays before their grid runs
         head = head[kinds != "not judged"]
         verdicts = dict(zip(head.id, head.verdict.map(verdict_kind)))
-        parts = [f"{c} - *{verdicts[i]}*" + (f" (real captions: *{verdicts['real_' + i]}*)" if "real_" + i in verdicts else "")
-                 for i, c in zip(head.id, head.claim) if replayed_from(i) == i or replayed_from(i) not in verdicts]
+        parts = []
+        for i, c in zip(head.id, head.claim):
+            if replayed_from(i) != i and replayed_from(i) in verdicts:
+                continue                                 # a replay stands beside its first verdict
+            real = verdicts.get(f"real_{i}")
+            parts.append(f"{c} - *{verdicts[i]}*" + (f" (real captions: *{real}*)" if real else ""))
         line = f"- **{paper}**: {_heading_counts(g).split(' Headline claims')[0].split(' Apart from')[0]}"
         if parts:
             line += " Headline: " + "; ".join(parts) + "."
