@@ -167,8 +167,10 @@ def parse_executor(executor: str) -> tuple[str, Any]:
 
 def _member_task(cfg: TrainConfig, name: str, f: float, s: int, train_ds: ITMDataset, dev_ds: ITMDataset,
                  test_ds: ITMDataset, test_relevance: np.ndarray | None, dev_relevance: Any, ckpt_dir: str, device: str,
-                 progress: bool, evaluate_fn: Callable | None, threads: int | None) -> tuple[list[dict[str, Any]], pd.DataFrame]:
-    """One grid member: train or load, evaluate; (rows, history). Runs in this process or on a worker."""
+                 progress: bool, evaluate_fn: Callable | None,
+                 threads: int | None) -> tuple[tuple[list[dict[str, Any]], pd.DataFrame], float]:
+    """One grid member: train or load, evaluate; ((rows, history), the seconds earlier calls spent training the
+    epochs it resumed from). Runs in this process or on a worker."""
     import torch
 
     if threads:
@@ -182,7 +184,7 @@ def _member_task(cfg: TrainConfig, name: str, f: float, s: int, train_ds: ITMDat
         rows = [{**base, **{k: m[k] for k in METRIC_COLUMNS if k in m}}]
     else:
         rows = [{**base, **extra} for extra in _cached_evaluation(evaluate_fn, name, r, test_ds)]
-    return rows, r.history.assign(fraction=f, seed=s, method=name)
+    return (rows, r.history.assign(fraction=f, seed=s, method=name)), r.earlier_seconds
 
 
 def _cached_evaluation(evaluate_fn: Callable, name: str, r: TrainResult, test_ds: ITMDataset) -> list[dict[str, Any]]:
@@ -214,11 +216,12 @@ def _json_number(v: Any) -> Any:
     raise TypeError(f"an evaluator row holds {type(v).__name__}, not a number or string: {v!r}")
 
 
-def _timed_member_task(*args: Any) -> tuple[tuple[list[dict[str, Any]], pd.DataFrame], float]:
-    """:func:`_member_task` and the seconds it took (where it ran)."""
+def _timed_member_task(*args: Any) -> tuple[tuple[list[dict[str, Any]], pd.DataFrame], float, float]:
+    """:func:`_member_task`, the seconds this call took (where it ran), and those the interrupted calls it
+    resumed from had spent (NaN where their checkpoint did not keep them)."""
     t0 = time.perf_counter()
-    out = _member_task(*args)
-    return out, time.perf_counter() - t0
+    out, earlier = _member_task(*args)
+    return out, time.perf_counter() - t0, earlier
 
 
 def run_grid(configs: Mapping[str, TrainConfig], train_ds: ITMDataset, dev_ds: ITMDataset, test_ds: ITMDataset,
@@ -275,9 +278,9 @@ def run_grid(configs: Mapping[str, TrainConfig], train_ds: ITMDataset, dev_ds: I
 
     trained_on = device_label(device)
 
-    def finished(i: int, out: tuple[list[dict[str, Any]], pd.DataFrame], secs: float) -> None:
+    def finished(i: int, out: tuple[list[dict[str, Any]], pd.DataFrame], secs: float, earlier: float) -> None:
         if paths[i] is not None:   # written at once: a grid cut off later keeps what it finished
-            out = _write_record(paths[i], members[i], trained[i], key, out, secs, trained_on)
+            out = _write_record(paths[i], members[i], trained[i], key, out, earlier + secs, trained_on)
         else:                      # the rows a record would give back
             out = ([{**r, "device": trained_on} for r in out[0]], out[1])
         done[i] = out
@@ -286,8 +289,7 @@ def run_grid(configs: Mapping[str, TrainConfig], train_ds: ITMDataset, dev_ds: I
     if kind == "inline":
         for i in todo:
             report.start(i)
-            out, secs = _timed_member_task(*members[i], *shared, threads)
-            finished(i, out, secs)
+            finished(i, *_timed_member_task(*members[i], *shared, threads))
     elif todo:
         _run_on_dask(kind, arg, [(i, members[i]) for i in todo], shared, threads or 1, report, finished)
     report.end()
@@ -333,6 +335,11 @@ def _read_record(path: Path | None) -> tuple[list[dict[str, Any]], pd.DataFrame]
     return _from_record(json.loads(path.read_text())) if path is not None and path.is_file() else None
 
 
+def _seconds(seconds: float) -> float | None:
+    """A record's training seconds, or None (JSON null) where an interrupted call's share is unknown."""
+    return None if np.isnan(seconds) else round(float(seconds), 1)
+
+
 def _write_record(path: Path, member: tuple, trained: TrainConfig, key: str,
                   out: tuple[list[dict[str, Any]], pd.DataFrame], seconds: float,
                   trained_on: str) -> tuple[list[dict[str, Any]], pd.DataFrame]:
@@ -341,7 +348,7 @@ def _write_record(path: Path, member: tuple, trained: TrainConfig, key: str,
     _, name, f, s = member
     rows, history = out
     rec = {"record": RECORD_VERSION, "member": name, "fraction": f, "seed": s, "evaluation": key,
-           "written": datetime.now(timezone.utc).strftime("%Y-%m-%d"), "seconds": round(float(seconds), 1),
+           "written": datetime.now(timezone.utc).strftime("%Y-%m-%d"), "seconds": _seconds(seconds),
            "device": trained_on,
            "config": config_dict(trained), "rows": rows, "history": history.to_dict(orient="list")}
     text = json.dumps(rec, default=_json_number, indent=1) + "\n"
@@ -398,9 +405,9 @@ def _quiet_shutdown_logs() -> None:
 
 
 def _run_on_dask(kind: str, arg: Any, members: list[tuple[int, tuple]], shared: tuple, threads: int,
-                 report: GridProgress, finished: Callable[[int, Any, float], None]) -> None:
+                 report: GridProgress, finished: Callable[[int, Any, float, float], None]) -> None:
     """Every member ``(index, member)`` as one Dask task (datasets scattered once); ``finished(index, (rows,
-    history), seconds on its worker)`` hears of each as it finishes."""
+    history), seconds on its worker, seconds of the calls it resumed from)`` hears of each as it finishes."""
     try:
         from distributed import Client, LocalCluster, as_completed
     except ImportError as e:  # pragma: no cover - dask is a dependency
@@ -442,8 +449,7 @@ def _run_on_dask(kind: str, arg: Any, members: list[tuple[int, tuple]], shared: 
 
         running = as_completed([f for f in (submit_next() for _ in range(slots)) if f is not None])
         for fut in running:
-            out, secs = fut.result()
-            finished(index[fut.key], out, secs)
+            finished(index[fut.key], *fut.result())
             nxt = submit_next()
             if nxt is not None:
                 running.add(nxt)

@@ -181,6 +181,9 @@ class TrainResult:
     best_epoch: int
     checkpoint: Path
     seconds: float
+    #: the training seconds earlier calls spent on the epochs this one resumed from (0 for a fresh run; NaN
+    #: where the checkpoint predates keeping them), so a resumed run's record can state its whole cost
+    earlier_seconds: float = 0.0
 
 
 def evaluate(model: ITMModel, vocab: Vocab, ds: ITMDataset, relevance: np.ndarray | None = None,
@@ -316,6 +319,7 @@ def train(cfg: TrainConfig, train_ds: ITMDataset, dev_ds: ITMDataset, *,
     sched = torch.optim.lr_scheduler.StepLR(opt, step_size=cfg.lr_decay_epochs, gamma=0.1)
     history: list[dict[str, float]] = []
     start, best_score, best_epoch = 0, -np.inf, -1
+    earlier = 0.0
     if state:
         if state["config"] != config_dict(cfg):
             raise ValueError(f"{last} holds another config; delete the folder or change ckpt_dir")
@@ -324,6 +328,7 @@ def train(cfg: TrainConfig, train_ds: ITMDataset, dev_ds: ITMDataset, *,
         sched.load_state_dict(state["scheduler"])
         start, best_score, best_epoch = int(state["epoch"]), float(state["best_score"]), int(state["best_epoch"])
         history = [dict(h) for h in state["history"]]
+        earlier = float(state.get("seconds", np.nan))
         logger.info("resuming %s at epoch %d", folder.name, start)
     elif shared:
         model.load_state_dict(shared["model"])
@@ -398,12 +403,13 @@ def train(cfg: TrainConfig, train_ds: ITMDataset, dev_ds: ITMDataset, *,
                          "vocab": vocab.itos[2:]})
         _save(last, {"model": model.state_dict(), "optimizer": opt.state_dict(), "scheduler": sched.state_dict(),
                      "epoch": epoch + 1, "best_score": best_score, "best_epoch": best_epoch, "history": history,
-                     "config": config_dict(cfg), "vocab": vocab.itos[2:]})
+                     "config": config_dict(cfg), "vocab": vocab.itos[2:],
+                     "seconds": earlier + time.perf_counter() - t0})
         (folder / "progress.json").write_text(json.dumps({"epoch": epoch + 1, "epochs": cfg.epochs}))
         ran += 1
     if best.is_file():
         model.load_state_dict(_load(best)["model"])
     return TrainResult(model=model, vocab=vocab, history=pd.DataFrame(history), best_epoch=best_epoch,
-                       checkpoint=best, seconds=time.perf_counter() - t0)
+                       checkpoint=best, seconds=time.perf_counter() - t0, earlier_seconds=earlier)
 
 

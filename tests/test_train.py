@@ -35,10 +35,14 @@ def test_resume_after_interruption_is_identical(tmp_path, data):
     cfg = TrainConfig(loss="sam", sampling="random", **SMALL)
     full = train(cfg, tr, dv, ckpt_dir=tmp_path / "full", device="cpu", progress=False)
     part = train(cfg, tr, dv, ckpt_dir=tmp_path / "part", device="cpu", progress=False, stop_after=1)
-    assert len(part.history) == 1
+    assert len(part.history) == 1 and part.earlier_seconds == 0
     resumed = train(cfg, tr, dv, ckpt_dir=tmp_path / "part", device="cpu", progress=False)
     assert _states_equal(full.model.state_dict(), resumed.model.state_dict())
     assert full.history.equals(resumed.history)
+    # the interrupted call's training time is kept: a resumed run can state what it cost in all
+    assert 0 < resumed.earlier_seconds <= part.seconds
+    done = train(cfg, tr, dv, ckpt_dir=tmp_path / "part", device="cpu", progress=False)   # loaded, not trained
+    assert resumed.earlier_seconds < done.earlier_seconds <= resumed.earlier_seconds + resumed.seconds
 
 
 def test_checkpoint_named_by_config_holds_it_and_loads_weights_only(tmp_path, data):

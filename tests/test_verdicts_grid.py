@@ -449,6 +449,33 @@ def test_member_records_stand_in_for_training_and_give_the_same_tables(tmp_path,
     assert not (tmp_path / "none").exists()
 
 
+def test_a_record_of_a_resumed_member_states_its_whole_training_time(tmp_path, tiny):
+    """A member finished from its checkpoints (an interrupted pool) records the seconds its earlier calls
+    spent training, not just this call's evaluation; where a checkpoint predates keeping them, null."""
+    import torch
+
+    from itmlib.grid import member_record_path
+
+    tr, dv = tiny
+    cfg = TrainConfig(loss="triplet", data="w", **TINY)
+    rec = tmp_path / "members"
+    kw = dict(seeds=[0], device="cpu", threads=1)
+    run_grid({"VSE++": cfg}, tr, dv, dv, dv.relevance(), ckpt_dir=str(tmp_path / "c"), **kw)   # no record kept
+    stem = member_record_path(cfg, "VSE++", 1.0, 0, tr, rec, "x").name.rsplit("-", 1)[0]
+    (last,) = (tmp_path / "c").glob("*/last.pt")
+    spent = torch.load(last, weights_only=True)["seconds"]
+    assert spent > 0
+    run_grid({"VSE++": cfg}, tr, dv, dv, dv.relevance(), ckpt_dir=str(tmp_path / "c"), record_dir=rec, **kw)
+    (saved,) = rec.glob(stem + "-*.json")
+    assert json.loads(saved.read_text())["seconds"] >= round(spent, 1)      # the training, plus this evaluation
+    state = torch.load(last, weights_only=True)
+    del state["seconds"]                                                # a checkpoint from before they were kept
+    torch.save(state, last)
+    saved.unlink()
+    run_grid({"VSE++": cfg}, tr, dv, dv, dv.relevance(), ckpt_dir=str(tmp_path / "c"), record_dir=rec, **kw)
+    assert json.loads(saved.read_text())["seconds"] is None
+
+
 def test_a_figure_record_stands_in_for_retraining_its_model(tmp_path):
     from itmlib.grid import figure_record
     from itmlib.train import TrainConfig
