@@ -22,6 +22,7 @@ import os
 import sys
 import time
 from collections import deque
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_context
 from pathlib import Path
@@ -257,6 +258,47 @@ def phase_one_groups(todo: list[tuple], p: dict, nb: str, ckpt_dir: str) -> list
     return list(groups.values())
 
 
+def _key(m: tuple) -> tuple:
+    return m[0], m[2], m[3], m[4]
+
+
+class Schedule:
+    """The order the pool trains ``groups`` (:func:`phase_one_groups`) in: one member per group in order, the
+    rest of a group once its first member (its first phase) is on disk. With ``first`` (a predicate: the
+    members whose records choose SAM's scarce fraction) and ``then`` (called once they are all done: the
+    members that wait on that choice), the groups that neither choose nor wait are held back until ``then``
+    has run, and its members go ahead of them: the arms on the chosen fraction (the headline claims) start
+    as soon as the fraction is known, rather than behind a long full-data member that took a free worker."""
+
+    def __init__(self, groups: list[list[tuple]], first: Callable[[tuple], bool] | None = None,
+                 then: Callable[[], list[tuple]] | None = None) -> None:
+        self.blocking = {_key(m) for g in groups for m in g if first and first(m)}
+        self.held = [g for g in groups if self.blocking and not any(_key(m) in self.blocking for m in g)]
+        self.queue = deque((g[0], g[1:]) for g in groups if g not in self.held)
+        self.then = then
+        self.rest: dict[tuple, list[tuple]] = {}
+        self.total = sum(map(len, groups))
+
+    def take(self) -> tuple | None:
+        """The next member to train, or None while nothing can start (a worker then waits for one to finish)."""
+        if not self.queue:
+            return None
+        m, rest = self.queue.popleft()
+        self.rest[_key(m)] = rest
+        return m
+
+    def finished(self, m: tuple) -> None:
+        """``m`` is trained: the rest of its group may start, and the waiting members once nothing blocks."""
+        self.queue.extendleft((r, []) for r in reversed(self.rest.pop(_key(m), [])))
+        self.blocking.discard(_key(m))
+        if self.then and not self.blocking:
+            later = self.then()
+            self.total += len(later)
+            self.queue.extendleft((r, []) for r in reversed(later))
+            self.queue.extend((g[0], g[1:]) for g in self.held)
+            self.held, self.then = [], None
+
+
 def _setup(nb: str, p: dict, ckpt: str, device: str, results_dir: str) -> None:
     import torch
 
@@ -322,36 +364,22 @@ def main(argv: list[str] | None = None) -> int:
     print(f"[pool] worlds and caches ready at {time.time() - t0:.0f} s", flush=True)
     records = str(Path(args.results_dir) / args.notebook / "members")
     first, then = followup(p, records, args.ckpt_dir) if followup and any(m[4] == "sam" for m in todo) else (None, None)
-    key = lambda m: (m[0], m[2], m[3], m[4])  # noqa: E731
-    blocking = {key(m) for m in todo if first and first(m)}
-    # the members that neither block nor wait train last: the arms on the chosen fraction (the headline claims)
-    # start as soon as the fraction is known, rather than behind a long full-data member that took a free worker
-    held = [g for g in groups if blocking and not any(key(m) in blocking for m in g)]
-    # one member per first phase, in order; the rest once it is on disk
-    queue = deque((g[0], g[1:]) for g in groups if g not in held)
+    schedule = Schedule(groups, first, then)
     running: dict = {}
     with ProcessPoolExecutor(args.workers, mp_context=get_context("spawn"), initializer=_setup,
                              initargs=(args.notebook, p, args.ckpt_dir, args.device, args.results_dir)) as pool:
         def fill() -> None:
-            while queue and len(running) < args.workers:
-                m, rest = queue.popleft()
-                running[pool.submit(_train, m)] = (m, rest)
+            while len(running) < args.workers and (m := schedule.take()) is not None:
+                running[pool.submit(_train, m)] = m
         fill()
         k = 0
         while running:
             fut = next(as_completed(running))
-            m, rest = running.pop(fut)
+            m = running.pop(fut)
             label, secs, _ = fut.result()
             k += 1
-            print(f"[pool] {k}/{len(todo)} {label}: {secs:.0f} s (at {time.time() - t0:.0f} s)", flush=True)
-            queue.extendleft((r, []) for r in reversed(rest))      # their first phase is on disk now
-            blocking.discard(key(m))
-            if then and not blocking:       # the members that waited on these records go first
-                later = then()
-                todo += later
-                queue.extendleft((r, []) for r in reversed(later))
-                queue.extend((g[0], g[1:]) for g in held)
-                held, then = [], None
+            print(f"[pool] {k}/{schedule.total} {label}: {secs:.0f} s (at {time.time() - t0:.0f} s)", flush=True)
+            schedule.finished(m)
             fill()
     return 0
 

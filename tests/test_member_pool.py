@@ -59,3 +59,34 @@ def test_10_members_are_the_notebooks_arms_and_the_scarce_ones_wait_for_the_base
     waited = [m for m in todo if first(m)]     # the full-data baseline's seeds and the candidate fractions
     assert sorted((m[2], m[3]) for m in waited) == sorted([(1.0, s) for s in range(fds)] + [(f, 0) for f in p["candidate_fractions"]])
     assert not pool.PLANS["10_real_language"][0](dict(p, papers=[]))
+
+
+def test_the_schedule_trains_the_chosen_fraction_before_the_held_members_and_a_group_behind_its_first(pool):
+    """The baseline's records choose the fraction (A, B); the members that neither choose nor wait (F, and the
+    group G1-G3 that shares one first phase) are held, even with a worker free; the arms on the chosen
+    fraction (S1, S2) go first once A and B are done; a group trains its first member alone, then the rest."""
+    m = lambda name, world="sam": (name, None, 1.0, 0, world)   # noqa: E731 - (name, config, fraction, seed, world)
+    a, b, f, s1, s2 = m("A"), m("B"), m("F"), m("S1"), m("S2")
+    g1, g2, g3 = m("G1", "ssamt"), m("G2", "ssamt"), m("G3", "ssamt")
+    calls = []
+    sched = pool.Schedule([[a], [b], [f], [g1, g2, g3]], first=lambda x: x[0] in "AB",
+                          then=lambda: calls.append(1) or [s1, s2])
+    assert [sched.take(), sched.take()] == [a, b]
+    sched.finished(a)
+    assert sched.take() is None and calls == []                 # F and the G group are held while B trains
+    sched.finished(b)                                           # the fraction is chosen
+    assert calls == [1] and [sched.take(), sched.take()] == [s1, s2]
+    sched.finished(s1)
+    assert [sched.take(), sched.take(), sched.take()] == [f, g1, None]   # G2, G3 wait on G1's first phase
+    sched.finished(g1)
+    assert [sched.take(), sched.take(), sched.take()] == [g2, g3, None]
+    assert sched.total == 8 and calls == [1]                   # the waiting members are asked for once
+
+
+def test_without_a_fraction_to_choose_the_schedule_keeps_the_groups_order(pool):
+    m = lambda name: (name, None, 0.25, 0, "nbr")   # noqa: E731
+    x, y, z = m("X"), m("Y"), m("Z")
+    sched = pool.Schedule([[x, y], [z]])
+    assert [sched.take(), sched.take(), sched.take()] == [x, z, None]
+    sched.finished(x)
+    assert sched.take() == y and sched.total == 3
