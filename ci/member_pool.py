@@ -273,8 +273,13 @@ class Schedule:
     def __init__(self, groups: list[list[tuple]], first: Callable[[tuple], bool] | None = None,
                  then: Callable[[], list[tuple]] | None = None) -> None:
         self.blocking = {_key(m) for g in groups for m in g if first and first(m)}
-        self.held = [g for g in groups if self.blocking and not any(_key(m) in self.blocking for m in g)]
-        self.queue = deque((g[0], g[1:]) for g in groups if g not in self.held)
+        self.held: list[list[tuple]] = []
+        self.queue: deque = deque()
+        for g in groups:
+            if self.blocking and not any(_key(m) in self.blocking for m in g):
+                self.held.append(g)
+            else:
+                self.queue.append((g[0], g[1:]))
         self.then = then
         self.rest: dict[tuple, list[tuple]] = {}
         self.total = sum(map(len, groups))
