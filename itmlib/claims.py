@@ -23,10 +23,15 @@ Optional keys: ``table`` (which run table of the notebook, default ``runs``), ``
 baseline rows, default ``seed``), ``exact`` (a deterministic measurement:
 no seed spread), ``note``; ``margin`` and ``margin_why`` (a "same" claim's equivalence margin,
 in the metric's units, and why that size: without one a "same" claim can never hold);
-``headline: true`` (one of the paper's headline claims: listed first, judged on >= 5 seeds);
-``check: true`` (a deterministic check of a definition, true by construction: counted apart
-from the reproduced claims). :func:`itmlib.verdicts.judge_claims` judges them; the notebooks
-type no claim and no paper number (a test checks their code cells).
+``headline: true`` (one of the paper's headline claims: listed first, judged on >= 5 seeds).
+
+Every claim has a ``kind``: ``paper`` (the paper states it, with its number: what the course counts as
+the paper's results), ``control`` (our test of a mechanism the paper asserts: shuffled margins, random
+neighbours, grounding the paper shows only in pictures - listed beside the paper's claims, never counted
+among them), ``illustration`` (shown, never judged: e.g. a relevance judged against judgements simulated
+from the same scene graphs the metric reads) or ``check`` (a definition verified, true by construction).
+:func:`itmlib.verdicts.judge_claims` judges them; the notebooks type no claim and no paper number (a test
+checks their code cells).
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ from importlib import resources
 from typing import Any, Mapping
 
 
-__all__ = ["Claim", "load_claims", "claim", "claims_for", "headline_methods", "paper_side", "paper_cells", "CLAIM_FILES",
+__all__ = ["Claim", "KINDS", "load_claims", "claim", "claims_for", "headline_methods", "paper_side", "paper_cells", "CLAIM_FILES",
            "REAL_LANGUAGE", "replayed_claims", "replayed_from"]
 
 #: paper key -> claims file beside the transcribed tables
@@ -46,7 +51,9 @@ CLAIM_FILES = {"ncs_sam": "claims_ncs_sam.yaml", "teran": "claims_teran.yaml", "
 _EXPECT = ("higher", "lower", "same", "at_most", "at_least")
 _KEYS = {"id", "notebook", "paper_table", "claim", "table", "where", "pair_by", "metric", "model", "baseline",
          "expect", "threshold", "exact", "paper", "note",
-         "margin", "margin_why", "headline", "check"}
+         "margin", "margin_why", "headline", "kind"}
+#: what a claim is (module docstring)
+KINDS = ("paper", "control", "illustration", "check")
 
 
 @dataclass(frozen=True)
@@ -72,20 +79,27 @@ class Claim:
     margin: float | None = None
     margin_why: str = ""
     headline: bool = False
-    check: bool = False
+    kind: str = "paper"
+
+    @property
+    def check(self) -> bool:
+        """A deterministic check of a definition (``kind: check``), counted apart from every claim."""
+        return self.kind == "check"
 
 
 def _claim(paper: str, raw: dict[str, Any], where: str) -> Claim:
     unknown = set(raw) - _KEYS
     if unknown:
         raise ValueError(f"{where}: unknown key(s) {sorted(unknown)}")
-    for k in ("id", "notebook", "paper_table", "claim", "metric", "model", "expect", "paper"):
+    for k in ("id", "notebook", "paper_table", "kind", "claim", "metric", "model", "expect", "paper"):
         if k not in raw:
             raise ValueError(f"{where}: claim {raw.get('id', '?')!r} lacks {k!r}")
     bad = set(raw["paper"] or {}) - {"source", "column", "model", "baseline", "text", "scale"}
     if not isinstance(raw["paper"], dict) or bad:
         raise ValueError(f"{where}: claim {raw['id']!r}: paper must be a mapping of source/column/model/baseline/"
                          f"text/scale, got {sorted(bad) or raw['paper']!r}")
+    if raw["kind"] not in KINDS:
+        raise ValueError(f"{where}: claim {raw['id']!r}: kind must be one of {KINDS}, got {raw['kind']!r}")
     if raw["expect"] not in _EXPECT:
         raise ValueError(f"{where}: claim {raw['id']!r}: expect must be one of {_EXPECT}, got {raw['expect']!r}")
     if raw["expect"] in ("at_most", "at_least") and raw.get("threshold") is None:
@@ -104,7 +118,7 @@ def _claim(paper: str, raw: dict[str, Any], where: str) -> Claim:
                  threshold=raw.get("threshold"), exact=bool(raw.get("exact", False)), paper_cells=dict(raw["paper"]),
                  note=raw.get("note", ""), margin=float(raw["margin"]) if "margin" in raw else None,
                  margin_why=raw.get("margin_why", ""), headline=bool(raw.get("headline", False)),
-                 check=bool(raw.get("check", False)))
+                 kind=raw["kind"])
 
 
 @lru_cache(maxsize=None)

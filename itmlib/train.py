@@ -98,7 +98,8 @@ class TrainConfig:
     phi_control: str = "none"        # "shuffled": the negatives' φ permuted within the batch (SAM's control arm)
     phi_self: str = "include"        # "leave_one_out": G_p without the positive's own caption c_p
     sam_warmup: bool = False         # during warmup_epochs the SAM hinge sums over all negatives, as the triplet does
-    epochs: int = 3
+    epochs: int = 3                  # the most epochs a run trains (its budget)
+    patience: int = 0                # early stopping: stop once dev has not improved for this many epochs (0: never)
     batch_size: int = 64
     lr: float = 1e-3                 # VSE++/CVSE use 2e-4 at 1024-d; chosen on the baseline's dev split before any SAM run
     lr_decay_epochs: int = 15
@@ -125,6 +126,8 @@ class TrainConfig:
         if self.sam_weight < 0:
             raise ValueError(f"sam_weight must be >= 0, got {self.sam_weight}")
         check_positive("tau", self.tau)
+        if self.patience < 0:
+            raise ValueError(f"patience must be >= 0 (0: no early stopping), got {self.patience}")
         if self.warmup_epochs < 0 or self.lr_warmup_iters < 0:
             raise ValueError(f"warmup_epochs and lr_warmup_iters must be >= 0, got {self.warmup_epochs}, "
                              f"{self.lr_warmup_iters}")
@@ -143,7 +146,8 @@ class TrainConfig:
 #: fields added after checkpoints existed: left out of the stored config (and the hash) while at these
 #: defaults, so every earlier checkpoint keeps its name
 _LATER_FIELDS = {"lr_warmup_iters": 0, "sam_weight": 1.0, "phi_control": "none", "phi_self": "include",
-                 "sam_warmup": False, "lr_schedule": "step", "phase_one_lr": 0.0}
+                 "sam_warmup": False, "lr_schedule": "step", "phase_one_lr": 0.0,
+                "patience": 0}
 
 
 def linear_lr(peak: float, t: int, total: int, warmup: int) -> float:
@@ -262,7 +266,7 @@ def _phase_one(cfg: TrainConfig) -> tuple[TrainConfig, str] | None:
     """A two-phase model's first phase as its own run (config, name), or None."""
     if hasattr(cfg.model, "phase_one") and 0 < cfg.model.intra_epochs < cfg.epochs:
         return dataclasses.replace(cfg, epochs=cfg.model.intra_epochs, model=cfg.model.phase_one(),
-                                   lr=cfg.phase_one_lr or cfg.lr, phase_one_lr=0.0), \
+                                   lr=cfg.phase_one_lr or cfg.lr, phase_one_lr=0.0, patience=0), \
             f"{cfg.model.kind}-phase1"
     return None
 
@@ -273,7 +277,8 @@ def epochs_done(cfg: TrainConfig, name: str, ckpt_dir: str | os.PathLike[str]) -
     every ``last.pt``), or ``last.pt`` itself for checkpoints written before it existed."""
     def saved(folder: Path) -> int:
         if (folder / "progress.json").is_file():
-            return int(json.loads((folder / "progress.json").read_text())["epoch"])
+            p = json.loads((folder / "progress.json").read_text())
+            return cfg.epochs if p.get("stopped") else int(p["epoch"])
         return int(_load(folder / "last.pt")["epoch"]) if (folder / "last.pt").is_file() else 0
 
     n = saved(checkpoint_folder(cfg, name, ckpt_dir))
@@ -329,6 +334,8 @@ def train(cfg: TrainConfig, train_ds: ITMDataset, dev_ds: ITMDataset, *,
         start, best_score, best_epoch = int(state["epoch"]), float(state["best_score"]), int(state["best_epoch"])
         history = [dict(h) for h in state["history"]]
         earlier = float(state.get("seconds", np.nan))
+        if state.get("stopped"):   # stopped early: nothing left to train
+            start = cfg.epochs
         logger.info("resuming %s at epoch %d", folder.name, start)
     elif shared:
         model.load_state_dict(shared["model"])
@@ -401,12 +408,16 @@ def train(cfg: TrainConfig, train_ds: ITMDataset, dev_ds: ITMDataset, *,
             best_score, best_epoch = sel, epoch + 1
             _save(best, {"model": model.state_dict(), "epoch": epoch + 1, "config": config_dict(cfg),
                          "vocab": vocab.itos[2:]})
+        stopped = bool(cfg.patience) and best_epoch > 0 and epoch + 1 - best_epoch >= cfg.patience
         _save(last, {"model": model.state_dict(), "optimizer": opt.state_dict(), "scheduler": sched.state_dict(),
                      "epoch": epoch + 1, "best_score": best_score, "best_epoch": best_epoch, "history": history,
                      "config": config_dict(cfg), "vocab": vocab.itos[2:],
-                     "seconds": earlier + time.perf_counter() - t0})
-        (folder / "progress.json").write_text(json.dumps({"epoch": epoch + 1, "epochs": cfg.epochs}))
+                     "seconds": earlier + time.perf_counter() - t0, "stopped": stopped})
+        (folder / "progress.json").write_text(json.dumps({"epoch": epoch + 1, "epochs": cfg.epochs, "stopped": stopped}))
         ran += 1
+        if stopped:
+            log_line(f"[train] {name}: stopped at epoch {epoch + 1}: dev best at {best_epoch}, no gain for {cfg.patience}")
+            break
     if best.is_file():
         model.load_state_dict(_load(best)["model"])
     return TrainResult(model=model, vocab=vocab, history=pd.DataFrame(history), best_epoch=best_epoch,

@@ -38,7 +38,8 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["summarize", "paired_differences", "mean_interval", "decide", "format_verdict", "compare", "claim_verdict",
-           "judge_claims", "rejudge_claims", "CLAIM_COLUMNS", "LEVEL", "MIN_SEEDS", "LABELS"]
+           "judge_claims", "rejudge_claims", "CLAIM_COLUMNS", "LEVEL", "MIN_SEEDS", "LABELS", "HEADLINE_SEEDS",
+           "not_judged_seeds"]
 
 #: the confidence level of every interval
 LEVEL = 0.95
@@ -50,11 +51,15 @@ LABELS = ("holds", "does not hold", "inconclusive")
 #: the columns of every claims table (the order the notebooks and notebook 09 read)
 CLAIM_COLUMNS = ["id", "paper table", "claim", "paper (model vs baseline)", "metric", "model", "baseline",
                  "ours (model vs baseline)", "difference", "spread (std of paired diff)", "ci_low", "ci_high",
-                 "seeds", "verdict", "note"]
+                 "seeds", "verdict", "note", "model_arms", "baseline_arms", "training"]
+#: a headline claim is judged on at least this many seeds
+HEADLINE_SEEDS = 5
 
 
 def summarize(runs: pd.DataFrame, by: list[str], columns: list[str] | None = None) -> pd.DataFrame:
-    """Mean and sample std over seeds per group: columns ``<metric>`` and ``<metric>_std``, and ``seeds``.
+    """Mean and sample std over seeds per group: columns ``<metric>`` and ``<metric>_std``, ``seeds``, and
+    where the runs carry ``best_epoch``, ``best epochs`` (each seed's selected epoch, in seed order: did the
+    arm train to a plateau, or was it chosen at its last or first epoch?).
 
     ``columns`` defaults to the :data:`~itmlib.metrics.METRIC_COLUMNS` present in ``runs``.
     With one seed the std is NaN (undefined), not 0: a single run shows no spread."""
@@ -67,6 +72,10 @@ def summarize(runs: pd.DataFrame, by: list[str], columns: list[str] | None = Non
     for c in columns:
         out[f"{c}_std"] = std[c]
     out["seeds"] = g.size()
+    if "best_epoch" in runs and "best_epoch" not in columns:
+        ordered = runs.sort_values("seed", kind="stable") if "seed" in runs else runs
+        out["best epochs"] = ordered.groupby(by, sort=False)["best_epoch"].agg(
+            lambda e: " ".join(str(int(x)) for x in e if pd.notna(x)))
     return out.reset_index()
 
 
@@ -100,7 +109,7 @@ def paired_differences(runs: pd.DataFrame, base: str, new: str, metric: str, pai
     return a, b, d, mean, sd, mean_interval(mean, sd, len(d))
 
 
-def decide(expect: str, lo: float, hi: float, n: int, margin: float = 0.0) -> str:
+def decide(expect: str, lo: float, hi: float, n: int, margin: float = 0.0, *, headline: bool = False) -> str:
     """The verdict of an interval [lo, hi] of mean(new - base) (or of mean(new) - threshold for
     ``at_most`` / ``at_least``) from ``n`` seeds: one of :data:`LABELS` (see the module docstring).
 
@@ -113,6 +122,8 @@ def decide(expect: str, lo: float, hi: float, n: int, margin: float = 0.0) -> st
         raise ValueError(f"expect must be 'higher', 'lower', 'same', 'at_most' or 'at_least', got {expect!r}")
     if margin < 0:
         raise ValueError(f"an equivalence margin must be >= 0, got {margin}")
+    if headline and n < HEADLINE_SEEDS:
+        raise ValueError(f"a headline claim is judged on at least {HEADLINE_SEEDS} seeds, got {n}")
     if n < MIN_SEEDS or not (np.isfinite(lo) and np.isfinite(hi)):
         return "inconclusive"
     if expect == "same":
@@ -155,13 +166,21 @@ def compare(runs: pd.DataFrame, metric: str, base: str, new: str, by: str = "fra
     return pd.DataFrame(out)
 
 
+def not_judged_seeds(n: int, need: int = MIN_SEEDS) -> str:
+    """``"not judged (2 seeds)"`` below ``need`` seeds (no interval a verdict could rest on), else ``""``."""
+    if n >= need:
+        return ""
+    extra = "" if need == MIN_SEEDS else f"; a headline claim needs {need}"
+    return f"not judged ({n} seed{'' if n == 1 else 's'}{extra})"
+
+
 def _r(x: float) -> float:
     return round(float(x), 3) if np.isfinite(x) else math.nan
 
 
 def claim_verdict(runs: pd.DataFrame, base: str, new: str, metric: str, expect: str, claim: str,
                   paper_says: str, *, exact: bool = False, threshold: float | None = None,
-                  pair_by: str = "seed", margin: float | None = None) -> dict[str, Any] | None:
+                  pair_by: str = "seed", margin: float | None = None, headline: bool = False) -> dict[str, Any] | None:
     """One row of a claims table: does ``new`` vs ``base`` on ``metric`` behave as the paper says?
 
     ``expect``: ``"higher"``, ``"lower"`` or ``"same"`` (``new`` against ``base``), or
@@ -169,8 +188,10 @@ def claim_verdict(runs: pd.DataFrame, base: str, new: str, metric: str, expect: 
     interval of the mean paired difference d_s = new_s - base_s decides (:func:`decide`);
     ``margin``: the equivalence margin of a "same" claim (None: 0). ``exact``: the numbers are
     deterministic measurements with no seed (a metric on a fixed ranking); every instance
-    paired by ``pair_by`` must then satisfy the claim ("same": equal to 1e-9). Rows of ``new``
-    and ``base`` are paired on the ``pair_by`` column (default ``seed``).
+    paired by ``pair_by`` must then satisfy the claim ("same": equal to 1e-9); with no instance, or a NaN
+    among them, it reads "not run". Rows of ``new`` and ``base`` are paired on the ``pair_by`` column
+    (default ``seed``), one row per value (an ``at_most`` / ``at_least`` claim's rows too). A ``headline``
+    claim needs :data:`HEADLINE_SEEDS` seeds, any other :data:`MIN_SEEDS`, else it reads "not judged".
     Returns None when a method is absent from ``runs``.
     """
     if expect not in ("higher", "lower", "same", "at_most", "at_least"):
@@ -184,8 +205,16 @@ def claim_verdict(runs: pd.DataFrame, base: str, new: str, metric: str, expect: 
     if expect in ("at_most", "at_least"):
         if threshold is None:
             raise ValueError(f"claim {claim!r}: expect {expect!r} needs a threshold")
-        vals = runs[runs.method == new][metric].astype(float)
+        mine = runs[runs.method == new]
+        if pair_by in mine and not mine[pair_by].is_unique:
+            raise ValueError(f"claim {claim!r}: more than one row per {pair_by} for {new!r} ({metric})")
+        vals = mine[metric].astype(float)
         n = len(vals)
+        if exact and (n == 0 or vals.isna().any()):
+            why = "no instance" if n == 0 else f"{int(vals.isna().sum())} of {n} values are NaN"
+            return {**row, "baseline": f"{expect.replace('_', ' ')} {threshold:g}", "ours (model vs baseline)": "",
+                    "difference": math.nan, "spread (std of paired diff)": math.nan, "ci_low": math.nan,
+                    "ci_high": math.nan, "seeds": n, "verdict": f"not run ({why})"}
         if exact:
             worst = vals.max() if expect == "at_most" else vals.min()
             holds = worst <= threshold + 1e-9 if expect == "at_most" else worst >= threshold - 1e-9
@@ -197,27 +226,53 @@ def claim_verdict(runs: pd.DataFrame, base: str, new: str, metric: str, expect: 
             sd = float(vals.std(ddof=1)) if n > 1 else math.nan
             lo, hi = mean_interval(diff, sd, n)
             ours = f"{vals.mean():.3g} (mean of {n})"
-            verdict = format_verdict(decide(expect, lo, hi, n), n, lo, hi)
+            need = HEADLINE_SEEDS if headline else MIN_SEEDS
+            verdict = not_judged_seeds(n, need) or format_verdict(decide(expect, lo, hi, n, headline=headline), n, lo, hi)
         return {**row, "baseline": f"{expect.replace('_', ' ')} {threshold:g}", "ours (model vs baseline)": ours,
                 "difference": _r(diff), "spread (std of paired diff)": _r(sd), "ci_low": _r(lo), "ci_high": _r(hi),
                 "seeds": n, "verdict": verdict}
     a, b, dd, d, sd, (lo, hi) = paired_differences(runs, base, new, metric, pair_by)
     n = len(dd)
     if exact:   # deterministic: every instance must satisfy the claim
-        holds = n > 0 and {"higher": bool((dd > 1e-9).all()), "lower": bool((dd < -1e-9).all()),
+        raw = runs[runs.method.isin([base, new])][metric].astype(float)
+        if n == 0 or raw.isna().any():
+            why = "no paired instance" if n == 0 else f"{int(raw.isna().sum())} NaN values"
+            return {**row, "baseline": base, "ours (model vs baseline)": "", "difference": math.nan,
+                    "spread (std of paired diff)": math.nan, "ci_low": math.nan, "ci_high": math.nan, "seeds": n,
+                    "verdict": f"not run ({why})"}
+        holds = {"higher": bool((dd > 1e-9).all()), "lower": bool((dd < -1e-9).all()),
                            "same": bool((dd.abs() <= 1e-9).all())}[expect]
         verdict = ("holds" if holds else "does not hold") + (" (deterministic, every instance)" if n > 1 else " (deterministic)")
         sd, lo, hi = math.nan, math.nan, math.nan
     else:
         m = margin if expect == "same" else None
-        verdict = format_verdict(decide(expect, lo, hi, n, m or 0.0), n, lo, hi, m)
+        need = HEADLINE_SEEDS if headline else MIN_SEEDS
+        verdict = not_judged_seeds(n, need) or \
+            format_verdict(decide(expect, lo, hi, n, m or 0.0, headline=headline), n, lo, hi, m)
     return {**row, "baseline": base, "ours (model vs baseline)": f"{b.mean():.3g} vs {a.mean():.3g}",
             "difference": _r(d), "spread (std of paired diff)": _r(sd), "ci_low": _r(lo), "ci_high": _r(hi),
             "seeds": n, "verdict": verdict}
 
 
+def _arms(training: Any, c: Any, rows: pd.DataFrame) -> tuple[str, list[str]]:
+    """(the ``;``-joined arm labels of a claim's rows of one method, the states of those that did not converge):
+    the rows' members (a pooled table's ``members`` column, else the method), fractions and seeds, and the
+    claim's ``where`` values that are config keys (:class:`itmlib.convergence.Training`)."""
+    if training is None or not len(rows):
+        return "", []
+    members = sorted({m for v in rows["members"] for m in str(v).split(";")}) if "members" in rows else \
+        sorted(set(rows.method))
+    by_images = "train_images" in rows and rows.train_images.notna().all()   # a fraction a table relabelled (06)
+    t = training.arms(members, fractions=rows.fraction.unique() if "fraction" in rows and not by_images else None,
+                      seeds=rows.seed.unique() if "seed" in rows else None,
+                      images=rows.train_images.unique() if by_images else None,
+                      recipe={k: v for k, v in c.where.items() if k != "fraction"})
+    return ";".join(t.arm), [f"{a}: {st}" for a, st in zip(t.arm, t.state) if st != "converged"]
+
+
 def judge_claims(notebook: str, tables: pd.DataFrame | Mapping[str, pd.DataFrame], *,
-                 claims: list[Any] | None = None, rename: Mapping[str, str] | None = None) -> pd.DataFrame:
+                 claims: list[Any] | None = None, rename: Mapping[str, str] | None = None,
+                 records: Any = None) -> pd.DataFrame:
     """The claims table of ``notebook``: every claim of ``itmlib/paper_numbers/claims_*.yaml``
     that names this notebook, judged on this run's ``tables`` by :func:`claim_verdict`.
 
@@ -226,8 +281,18 @@ def judge_claims(notebook: str, tables: pd.DataFrame | Mapping[str, pd.DataFrame
     table has ``method`` and ``seed`` columns and the claims' metric columns. ``rename``
     maps a claim's method names to this run's (e.g. a notebook parameter chose another
     main model). A claim whose methods are absent keeps its row, verdict ``"not run"``.
+
+    ``records`` (the notebook's ``members/`` folder, or a :class:`~itmlib.convergence.Training`) names each
+    claim's arms (``model_arms``, ``baseline_arms``) and their ``training``: ``converged``, or the arms that
+    did not train and why. **The gate**: a claim resting on an arm that is still rising or was selected at
+    its first epoch reads ``not judged (still rising)`` / ``not judged (selected at epoch 1)``, never a
+    verdict; one on fewer than :data:`MIN_SEEDS` seeds ``not judged (2 seeds)``, a headline claim on fewer
+    than :data:`HEADLINE_SEEDS` likewise.
     """
     from .claims import claims_for, paper_side
+    from .convergence import Training
+
+    training = records if isinstance(records, Training) or records is None else Training.of(records)
 
     frames = {"runs": tables} if isinstance(tables, pd.DataFrame) else dict(tables)
     rename = dict(rename or {})
@@ -243,14 +308,26 @@ def judge_claims(notebook: str, tables: pd.DataFrame | Mapping[str, pd.DataFrame
                 runs = runs[np.isclose(runs[col], val)] if isinstance(val, float) else runs[runs[col] == val]
         model, baseline = rename.get(c.model, c.model), rename.get(c.baseline, c.baseline) if c.baseline else ""
         r = claim_verdict(runs, baseline, model, c.metric, c.expect, c.claim, paper_side(c), exact=c.exact,
-                          threshold=c.threshold, pair_by=c.pair_by, margin=c.margin) if len(runs) else None
+                          threshold=c.threshold, pair_by=c.pair_by, margin=c.margin, headline=c.headline) \
+            if len(runs) else None
         if r is None:
             absent = sorted({model, baseline} - set(runs.method) - {""}) if len(runs) else [f"rows with {c.where}"]
             r = {"claim": c.claim, "paper (model vs baseline)": paper_side(c), "metric": c.metric, "model": model,
                  "baseline": baseline, "ours (model vs baseline)": "", "difference": math.nan,
                  "spread (std of paired diff)": math.nan, "ci_low": math.nan, "ci_high": math.nan, "seeds": 0,
                  "verdict": f"not run ({', '.join(absent)} absent)"}
-        rows.append({"id": c.id, "paper table": c.paper_table, **r, "note": c.note})
+        marms, mbad = _arms(training, c, runs[runs.method == model]) if len(runs) else ("", [])
+        barms, bbad = _arms(training, c, runs[runs.method == baseline]) if len(runs) and baseline else ("", [])
+        bad = mbad + bbad
+        state = "" if not (marms or barms) else "; ".join(bad) if bad else "converged"
+        v = str(r["verdict"])
+        judged = v.split(" (")[0] in LABELS and "deterministic" not in v
+        if c.kind == "illustration" and v.split(" (")[0] in LABELS:   # shown, never judged
+            r["verdict"] = "not judged (an illustration)"
+        elif judged and bad:
+            r["verdict"] = f"not judged ({bad[0].rsplit(': ', 1)[1]})"
+        rows.append({"id": c.id, "paper table": c.paper_table, **r, "note": c.note, "model_arms": marms,
+                     "baseline_arms": barms, "training": state})
     return pd.DataFrame(rows, columns=CLAIM_COLUMNS)
 
 

@@ -29,10 +29,14 @@ def test_paper_side_reads_the_transcribed_cells():
 
 
 def test_bad_claim_entries_raise_with_the_file_and_the_problem():
-    ok = {"id": "x", "notebook": "08_teran", "paper_table": "T1", "claim": "c", "metric": "rsum", "model": "a",
-          "baseline": "b", "expect": "higher", "paper": {"text": "none"}}
+    ok = {"id": "x", "notebook": "08_teran", "paper_table": "T1", "kind": "paper", "claim": "c", "metric": "rsum",
+          "model": "a", "baseline": "b", "expect": "higher", "paper": {"text": "none"}}
     assert _claim("teran", ok, "f.yaml").baseline == "b"
+    assert not _claim("teran", ok, "f.yaml").check and _claim("teran", {**ok, "kind": "check"}, "f.yaml").check
+    with pytest.raises(ValueError, match="lacks 'kind'"):
+        _claim("teran", {k: v for k, v in ok.items() if k != "kind"}, "f.yaml")
     for bad, match in [({"expect": "better"}, "expect"), ({"colour": 1}, "unknown key"), ({"baseline": ""}, "baseline"),
+                       ({"kind": "ours"}, "kind must be"),
                        ({"expect": "at_most"}, "threshold"), ({"paper": {"colum": "rsum"}}, "paper must be")]:
         with pytest.raises(ValueError, match=match):
             _claim("teran", {**ok, **bad}, "f.yaml")
@@ -53,11 +57,15 @@ def test_judge_claims_keeps_every_claim_and_says_what_was_not_run():
     table = judge_claims("08_teran", runs)
     assert list(table.columns) == CLAIM_COLUMNS and len(table) == len(claims_for("08_teran"))
     v = table.set_index("id").verdict
-    # mrsw rsum 320/321 vs TERN 300/301: paired differences 20, 20 -> two seeds are never decisive
-    assert v["teran_beats_tern"] == "inconclusive (n=2, 95% CI [20.0, 20.0])"
-    assert v["teran_mrsw_beats_mwsr_t2i"].startswith("inconclusive (n=2")      # t2i_r1: 32/33 vs 31/32
+    # mrsw rsum 320/321 vs TERN 300/301: paired differences 20, 20 -> two seeds are never judged
+    assert v["teran_beats_tern"] == "not judged (2 seeds; a headline claim needs 5)"
+    assert v["teran_avg_words_loses"] == "not run (TERAN mravgw absent)"
+    assert v["teran_mrsw_beats_mwsr_t2i"] == "not judged (2 seeds; a headline claim needs 5)"   # t2i_r1: 32/33 vs 31/32
     three = judge_claims("08_teran", _teran_runs(["TERN (global)", "TERAN mwsr", "TERAN mrsw"], seeds=(0, 1, 2)))
-    assert three.set_index("id").verdict["teran_beats_tern"] == "holds (n=3, 95% CI [20.0, 20.0])"
+    # a headline claim needs 5 seeds; a claim that is not one is judged on 3
+    assert three.set_index("id").verdict["teran_beats_tern"] == "not judged (3 seeds; a headline claim needs 5)"
+    five = judge_claims("08_teran", _teran_runs(["TERN (global)", "TERAN mwsr", "TERAN mrsw"], seeds=range(5)))
+    assert five.set_index("id").verdict["teran_beats_tern"] == "holds (n=5, 95% CI [20.0, 20.0])"
     assert v["teran_shared_weights_same"] == "not run (TERAN mrsw Shared-W absent)"
     assert v["tern_mrsw_test_collapses"] == "not run (TERN (global) mrsw Test absent)"
 

@@ -44,6 +44,9 @@ def test_by_control_means_over_twinned_settings_by_hand():
     assert t[("paper", "SAM shuffled", 0)] == 7.0 and t[("paper", "SAM shuffled", 1)] == 5.0
     assert t[("paper", "VSE++ (no SAM)", 1)] == 7.0
     assert ("reference", "SAM", 0) not in t.index                                     # no twin: not in the control table
+    # each pooled row names the grid members it averages (the arms its claims rest on)
+    m = by_control(_runs_04(), cfgs).set_index(["sam_mode", "method", "seed"]).members
+    assert m[("paper", "SAM", 0)] == "tau=5 hard -T;tau=5 soft +T" and m[("paper", "VSE++ (no SAM)", 0)] == "VSE++ (no SAM)"
     # the sampling claims read paper-mode SAM without its controls
     bs = by_sampling(_runs_04(), cfgs).set_index(["method", "seed"]).nsum
     assert bs[("soft", 0)] == 10.0 and bs[("hard", 1)] == 6.0

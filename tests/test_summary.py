@@ -2,6 +2,8 @@
 
 import math
 
+import numpy as np
+
 import pandas as pd
 import pytest
 
@@ -54,17 +56,39 @@ def test_verdicts_are_counted_by_what_they_say():
                                           float("nan")]}
     assert list(kinds.values()) == ["holds", "holds", "inconclusive", "does not hold", "does not hold", "not judged",
                                     "not judged", "not judged"]
-    table = pd.DataFrame({"paper": "P", "notebook": "n", "paper table": "T", "claim": list("abcdef"),
-                          "headline": [True, False, False, True, False, False],
-                          "check": [False, False, False, False, False, True],
+    table = pd.DataFrame({"paper": "P", "notebook": "n", "paper table": "T", "claim": list("abcdefgh"),
+                          "headline": [True, False, False, True, False, False, True, False],
+                          "check": [False, False, False, False, False, True, False, False],
+                          "kind": ["paper"] * 5 + ["check", "control", "illustration"],
                           "paper (model vs baseline)": "", "ours (model vs baseline)": "", "seeds": 5,
                           "scale": "medium", "verdict": ["holds (n=5)", "inconclusive (n=2)", "inconclusive (n=2)",
-                                                         "does not hold (n=5)", "not run", "holds (deterministic)"]})
+                                                         "does not hold (n=5)", "not run", "holds (deterministic)",
+                                                         "holds (n=5)", "not judged (an illustration)"]})
     md = claims_markdown(table)
-    assert ("5 claims: 1 holds, 1 does not hold, 2 inconclusive, 1 not judged. Headline claims: 1 holds, "
-            "1 does not hold. Apart from these, 1 of 1 deterministic checks of definitions hold") in md
-    # headline claims first, marked; the check in its own list after the claims
-    assert md.index("**H** a") < md.index("**H** d") < md.index("| b ") < md.index("Deterministic checks") < md.index("| f ")
+    # the paper's claims are counted; the control beside them, the illustration named, neither among them
+    assert ("5 paper claims: 1 holds, 1 does not hold, 2 inconclusive, 1 not judged. Headline claims: 1 holds, "
+            "1 does not hold. Our 1 control: 1 holds. 1 illustration, shown and not judged. Apart from these, 1 of 1 "
+            "deterministic checks of definitions hold") in md
+    # headline claims first, marked; the controls, the illustrations and the checks in lists of their own after them
+    assert md.index("**H** a") < md.index("**H** d") < md.index("| b ") < md.index("Our controls") < \
+        md.index("**H** g") < md.index("Illustrations") < md.index("| h ") < md.index("Deterministic checks") < md.index("| f ")
+
+
+def test_p_values_and_benjamini_hochberg_by_hand():
+    from itmlib.course.summary import benjamini_hochberg, claim_p, fdr_summary
+
+    # mean 3, sd 0.7906, n 5: t = 3 / (0.7906 / sqrt 5) = 8.485 on 4 df -> p = 0.00106
+    assert claim_p(pd.Series({"difference": 3.0, "spread": 0.7906, "seeds": 5, "ci_low": 2.0, "expect": "higher"})) == \
+        pytest.approx(0.00106, abs=2e-5)
+    for no in ({"expect": "same"}, {"seeds": 1}, {"ci_low": float("nan")}):   # no null, no spread, no interval
+        row = {"difference": 3.0, "spread": 0.79, "seeds": 5, "ci_low": 2.0, "expect": "higher", **no}
+        assert np.isnan(claim_p(pd.Series(row)))
+    # p 0.01, 0.04, 0.03, 0.20 (m = 4): sorted 0.01 0.03 0.04 0.20 -> 0.04, 0.0533, 0.0533, 0.20
+    q = benjamini_hochberg(pd.Series([0.01, 0.04, 0.03, 0.20, np.nan]))
+    assert list(q.round(4)[:4]) == [0.04, 0.0533, 0.0533, 0.2] and np.isnan(q.iloc[4])
+    t = pd.DataFrame({"kind": "paper", "verdict": ["holds (n=5)", "holds (n=5)", "does not hold (n=5)", "inconclusive"],
+                      "q": [0.04, 0.0533, 0.0533, 0.2]})
+    assert fdr_summary(t).startswith("Of the 3 decisive verdicts among the paper claims judged by interval, 1 survive")
 
 
 def test_readme_block_is_rewritten_in_place(tmp_path):

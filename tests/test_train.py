@@ -1,10 +1,12 @@
 """The training loop: seeds, checkpoints, resume, selection, bad knobs."""
 
+import json
+
 import pytest
 import torch
 
 from itmlib.models import VSEConfig
-from itmlib.train import TrainConfig, config_hash, evaluate, train
+from itmlib.train import TrainConfig, config_dict, config_hash, evaluate, train
 
 SMALL = dict(epochs=2, batch_size=32, model=VSEConfig(embed_dim=32, word_dim=32, hidden_dim=64))
 
@@ -220,3 +222,28 @@ def test_padded_bigru_rejects_gru_it_cannot_run():
     m = torch.arange(3)[None] < ln[:, None]
     with pytest.raises(ValueError, match="one-layer bidirectional"):
         padded_bigru(torch.nn.GRU(4, 5, batch_first=True), x, ln, m)
+
+
+def test_patience_stops_when_dev_stalls_and_a_stopped_run_trains_no_more(tmp_path, data, monkeypatch):
+    """Scripted dev Rsum 10, 20, 15, 14, 30, 40: with patience 2 the run stops after epoch 4 (two epochs
+    without beating epoch 2), keeps epoch 2, and a second call neither trains nor moves the selection."""
+    import itmlib.train as tr_mod
+    from itmlib.train import epochs_done
+
+    script = iter([10.0, 20.0, 15.0, 14.0, 30.0, 40.0])
+    monkeypatch.setattr(tr_mod, "dev_scores", lambda *a, **k: {"rsum": next(script)})
+    tr, dv = data
+    cfg = TrainConfig(**{**SMALL, "epochs": 6}, patience=2)
+    r = train(cfg, tr, dv, ckpt_dir=tmp_path, device="cpu", progress=False)
+    assert list(r.history.dev_rsum) == [10.0, 20.0, 15.0, 14.0] and r.best_epoch == 2
+    assert epochs_done(cfg, "vse", tmp_path) == 6          # nothing left: the pool and the grid load it
+    again = train(cfg, tr, dv, ckpt_dir=tmp_path, device="cpu", progress=False)
+    assert len(again.history) == 4 and again.best_epoch == 2
+    assert next(script) == 30.0                             # the second call evaluated nothing
+
+
+def test_patience_zero_keeps_the_hash_of_configs_written_before_it():
+    assert "patience" not in json.dumps(config_dict(TrainConfig(**SMALL)))
+    assert config_hash(TrainConfig(**SMALL)) != config_hash(TrainConfig(**SMALL, patience=3))
+    with pytest.raises(ValueError, match="patience"):
+        TrainConfig(**SMALL, patience=-1)

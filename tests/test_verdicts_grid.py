@@ -49,12 +49,12 @@ def _pairs(diffs, base=100.0):
 
 
 def test_interval_rule_by_hand():
-    # two noisy seeds (+10, -8): mean 1, std 12.73, t(0.975, 1) = 12.706 -> CI [-113.4, 115.4]: inconclusive
+    # two noisy seeds (+10, -8): mean 1, std 12.73, t(0.975, 1) = 12.706 -> CI [-113.4, 115.4], not judged
     two = claim_verdict(_pairs([10.0, -8.0]), "base", "new", "rsum", "higher", "c", "p")
-    assert two["verdict"] == "inconclusive (n=2, 95% CI [-113.4, 115.4])"
+    assert two["verdict"] == "not judged (2 seeds)"
     assert two["ci_low"] == pytest.approx(1 - 12.7062 * 12.7279 / 2 ** 0.5, abs=1e-2)
     # two seeds are never decisive, however clear the gain
-    assert claim_verdict(_pairs([10.0, 10.5]), "base", "new", "rsum", "higher", "c", "p")["verdict"].startswith("inconclusive")
+    assert claim_verdict(_pairs([10.0, 10.5]), "base", "new", "rsum", "higher", "c", "p")["verdict"] == "not judged (2 seeds)"
     # five seeds with a clear gain: mean 3, std 0.7906, t(0.975, 4) = 2.776 -> CI [2.02, 3.98]
     gain = claim_verdict(_pairs([2.0, 3.0, 4.0, 3.5, 2.5]), "base", "new", "rsum", "higher", "c", "p")
     assert gain["verdict"] == "holds (n=5, 95% CI [2.02, 3.98])" and gain["seeds"] == 5
@@ -123,11 +123,11 @@ def test_claim_verdict_rows_by_hand():
     assert row["ours (model vs baseline)"] == "151 vs 100" and row["seeds"] == 3
     assert claim_verdict(scarce, "base", "sam", "rsum", "lower", "c", "p")["verdict"].startswith("does not hold")
     assert claim_verdict(scarce, "base", "sam", "rsum", "same", "c", "p", margin=5.0)["verdict"].startswith("does not hold")
-    # differences +1 and -10: two seeds, inconclusive whatever is claimed
+    # differences +1 and -10: two seeds, not judged whatever is claimed
     for expect in ("same", "lower", "higher"):
-        assert claim_verdict(full, "base", "sam", "rsum", expect, "c", "p")["verdict"].startswith("inconclusive (n=2")
+        assert claim_verdict(full, "base", "sam", "rsum", expect, "c", "p")["verdict"] == "not judged (2 seeds)"
     one = scarce[scarce.seed == 0]
-    assert claim_verdict(one, "base", "sam", "rsum", "higher", "c", "p")["verdict"] == "inconclusive (n=1, no interval)"
+    assert claim_verdict(one, "base", "sam", "rsum", "higher", "c", "p")["verdict"] == "not judged (1 seed)"
     assert np.isnan(claim_verdict(one, "base", "sam", "rsum", "higher", "c", "p")["spread (std of paired diff)"])
     assert claim_verdict(scarce, "base", "absent", "rsum", "higher", "c", "p") is None
     with pytest.raises(ValueError, match="expect"):
@@ -316,7 +316,8 @@ def test_grid_progress_says_what_trains_what_loads_and_the_eta(tmp_path, tiny, c
     from itmlib.train import checkpoint_folder
 
     _, c = _member_config(cfgs["VSE++"], tr, 1.0, 0)
-    assert json.loads((checkpoint_folder(c, "VSEpp", tmp_path) / "progress.json").read_text()) == {"epoch": 2, "epochs": 2}
+    assert json.loads((checkpoint_folder(c, "VSEpp", tmp_path) / "progress.json").read_text()) == {"epoch": 2, "epochs": 2,
+                                                                                             "stopped": False}
     (checkpoint_folder(c, "VSEpp", tmp_path) / "progress.json").unlink()   # a checkpoint from before it: last.pt
     assert epochs_done(c, "VSEpp", tmp_path) == 2 and epochs_done(dataclasses.replace(c, epochs=5), "VSEpp", tmp_path) == 0
     # the ETA by hand: 10 s for 2 epochs measured, 3 + 1 epochs left on 2 workers -> 4 * 5 / 2 = 10 s

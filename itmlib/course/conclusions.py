@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ..paths import resolve_path
-from .summary import PAPERS, _heading_counts, _ours, all_claims, verdict_kind
+from .summary import PAPERS, _heading_counts, _ours, all_claims, claim_kinds, verdict_kind
 
 __all__ = ["VERDICT_COLOURS", "verdict_plot", "findings_markdown", "paper_conclusions", "write_conclusions",
            "CONCLUSIONS_START", "CONCLUSIONS_END", "rejudge_committed"]
@@ -36,7 +36,7 @@ def verdict_plot(table: pd.DataFrame, *, ax_width: float = 4.6):
     for a "lower" claim the sign is flipped so that right of 0 is always "the paper's way"."""
     import matplotlib.pyplot as plt
 
-    t = table[~table.check].copy()
+    t = table[claim_kinds(table).isin(["paper", "control"])].copy()   # illustrations are never judged
     t["kind"] = t.verdict.map(verdict_kind)
     t["scale_"] = t.apply(_baseline_scale, axis=1)
     t = t[np.isfinite(pd.to_numeric(t.ci_low, errors="coerce")) & np.isfinite(t.scale_)]
@@ -87,20 +87,26 @@ def findings_markdown(table: pd.DataFrame) -> str:
     counts, each headline claim with its verdict, and which claims hold and do not hold."""
     out = []
     for paper, g in table.groupby("paper", sort=False):
-        claims = g[~g.check]
+        claims = g[claim_kinds(g) == "paper"]
         kinds = claims.verdict.map(verdict_kind)
         lines = [f"**{paper}.** {_heading_counts(g)}"]
         for _, r in claims[claims.headline].iterrows():
             lines.append(f"- headline: *{r.claim}* ({r.notebook}) - paper {r['paper (model vs baseline)']}, "
                          f"ours {r['ours (model vs baseline)'] or '-'}: **{r.verdict}**")
+        for _, r in g[g.headline & (claim_kinds(g) == "control")].iterrows():
+            lines.append(f"- our control: *{r.claim}* ({r.notebook}), ours {r['ours (model vs baseline)'] or '-'}: "
+                         f"**{r.verdict}**")
         for k in ("holds", "does not hold"):
             rest = claims[(kinds == k) & ~claims.headline]
             if len(rest):
                 lines.append(f"- other claims that {'hold' if k == 'holds' else 'do not hold'}: {_claim_list(rest)}")
         n_inc = int(((kinds == "inconclusive") & ~claims.headline).sum())
         if n_inc:
-            lines.append(f"- {n_inc} other claims are inconclusive: their interval includes no effect "
-                         "(or fewer than 3 seeds were run)")
+            lines.append(f"- {n_inc} other claims are inconclusive: their interval includes no effect")
+        n_nj = int(((kinds == "not judged") & ~claims.headline).sum())
+        if n_nj:
+            lines.append(f"- {n_nj} other claims are not judged: their arms did not train to a plateau, or ran on "
+                         "fewer than 3 seeds, or not at all (each claims table says which)")
         out.append("\n".join(lines))
     return "\n\n".join(out)
 
@@ -110,22 +116,29 @@ def paper_conclusions(table: pd.DataFrame) -> str:
     again on real captions (``real_<id>``, :func:`itmlib.claims.replayed_claims`) beside its first verdict."""
     from ..claims import replayed_from
 
-    out = []
-    for paper, g in table.groupby("paper", sort=False):
-        head = g[g.headline & ~g.check]
-        kinds = head.verdict.map(verdict_kind)
-        waiting = int((kinds == "not judged").sum())     # e.g. the real-language replays before their grid runs
-        head = head[kinds != "not judged"]
-        verdicts = dict(zip(head.id, head.verdict.map(verdict_kind)))
+    def listed(rows: pd.DataFrame) -> list[str]:
+        verdicts = dict(zip(rows.id, rows.verdict.map(verdict_kind)))
         parts = []
-        for i, c in zip(head.id, head.claim):
+        for i, c in zip(rows.id, rows.claim):
             if replayed_from(i) != i and replayed_from(i) in verdicts:
                 continue                                 # a replay stands beside its first verdict
             real = verdicts.get(f"real_{i}")
             parts.append(f"{c} - *{verdicts[i]}*" + (f" (real captions: *{real}*)" if real else ""))
-        line = f"- **{paper}**: {_heading_counts(g).split(' Headline claims')[0].split(' Apart from')[0]}"
+        return parts
+
+    out = []
+    for paper, g in table.groupby("paper", sort=False):
+        kind = claim_kinds(g)
+        head = g[g.headline & (kind == "paper")]
+        controls = g[g.headline & (kind == "control")]
+        waiting = int((head.verdict.map(verdict_kind) == "not judged").sum())   # e.g. arms that did not train yet
+        parts = listed(head[head.verdict.map(verdict_kind) != "not judged"])
+        ctl = listed(controls[controls.verdict.map(verdict_kind) != "not judged"])
+        line = f"- **{paper}**: {_heading_counts(g).split(' Headline claims')[0].split(' Our ')[0].split(' Apart from')[0]}"
         if parts:
             line += " Headline: " + "; ".join(parts) + "."
+        if ctl:
+            line += " Our control" + ("s" if len(ctl) > 1 else "") + ": " + "; ".join(ctl) + "."
         if waiting:
             line += f" {waiting} more headline claim{'s are' if waiting > 1 else ' is'} not judged yet."
         out.append(line)

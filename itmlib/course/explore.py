@@ -6,6 +6,9 @@ reader can slice by the knobs the grid varies:
 
 - :func:`ablation_table` - the members whose config matches the knobs given (``tau=3.0, sampling="soft"``),
   one row per member and seed, with the test metrics, ``seed``, ``best_epoch`` and ``seconds``;
+- :func:`arm_training` - whether each arm of those members trained (:mod:`itmlib.convergence`: seeds, epochs,
+  best epochs, the dev metric's gain over the last two epochs, ``converged`` / ``still rising`` /
+  ``selected at epoch 1``);
 - :func:`compare` - the paired seed differences of any two settings, judged by the course's one rule
   (:func:`itmlib.verdicts.claim_verdict`: the 95% interval of the mean paired difference);
 - :func:`ablations` - an ipywidgets view: one dropdown per knob, a metric selector, the matching members,
@@ -34,7 +37,7 @@ import pandas as pd
 
 from ..paths import repo_root
 
-__all__ = ["load_members", "knobs", "ablation_table", "compare", "ablations", "train_setting", "SESSION"]
+__all__ = ["load_members", "knobs", "ablation_table", "arm_training", "compare", "ablations", "train_setting", "SESSION"]
 
 #: members trained in this session by :func:`train_setting` (smoke scale), per notebook
 SESSION: dict[str, list[dict[str, Any]]] = {}
@@ -157,6 +160,19 @@ def ablation_table(notebook: str, *, results_dir: str = "results", **knob_values
     return df[[c for c in dict.fromkeys(cols) if c in df.columns]].sort_values(["method", "seed"]).reset_index(drop=True)
 
 
+def arm_training(notebook: str, records: Any = None, *, results_dir: str = "results") -> pd.DataFrame:
+    """:func:`itmlib.convergence.arm_table` of the committed member records of ``notebook`` (only the record
+    files named in ``records``, e.g. an :func:`ablation_table`'s ``record`` column, where given): one row per
+    arm with its seeds, budget, epochs, best epochs, the dev gain over the last two epochs and its state."""
+    from ..convergence import arm_table
+
+    folder = repo_root() / results_dir / notebook / "members"
+    names = None if records is None else set(records)
+    recs = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(folder.glob("*.json"))
+            if names is None or p.name in names]
+    return arm_table([r for r in recs if "history" in r])
+
+
 def compare(notebook: str, base: dict[str, Any], new: dict[str, Any], metric: str = "rsum", *,
             expect: str = "higher", results_dir: str = "results") -> dict[str, Any]:
     """``new`` against ``base`` on ``metric``, paired by seed and judged by :func:`itmlib.verdicts.claim_verdict`
@@ -258,6 +274,10 @@ class Explorer:
             display(Markdown(f"**A**: {self.chosen('a') or 'every member'} - {len(self.table)} members"))
             self.shown = self.table[cols]
             display(self.shown)
+            committed = self.table.record.dropna() if "record" in self.table else []
+            if len(committed):   # did these arms train? (the claims' gate reads the same table)
+                display(arm_training(self.notebook, committed, results_dir=self.results_dir)
+                        .drop(columns=["member", "fraction", "metric"]))
             self.comparison = None
             if self.chosen("b"):
                 try:
@@ -305,8 +325,10 @@ def ablations(notebook: str, results_dir: str = "results") -> Any:
         display(ex.widget)
     else:
         m = load_members(notebook, results_dir)
+        states = arm_training(notebook, results_dir=results_dir).state.value_counts()
         display(Markdown(f"*The explorer is interactive in JupyterLab; here, its records: {len(m)} members, knobs "
-                         + ", ".join(f"`{k}` ({len(v)} values)" for k, v in ex.knobs.items()) + ".*"))
+                         + ", ".join(f"`{k}` ({len(v)} values)" for k, v in ex.knobs.items()) + "; their arms: "
+                         + ", ".join(f"{n} {k}" for k, n in states.items()) + ".*"))
     return ex.widget
 
 

@@ -64,8 +64,9 @@ def beside_synthetic(claims: pd.DataFrame) -> pd.DataFrame:
 
 
 def verdict_sentence(claims: pd.DataFrame) -> str:
-    """One line drawn from a claims table: how many claims hold, do not hold, are inconclusive -
-    headline claims and deterministic checks named apart (what a reader must take away)."""
+    """One line drawn from a claims table: how many of the paper's claims hold, do not hold, are inconclusive
+    or not judged - headline claims, our controls, illustrations and deterministic checks named apart (what a
+    reader must take away)."""
     from ..claims import claim as find
     from .summary import VERDICT_KINDS, verdict_kind
 
@@ -75,20 +76,25 @@ def verdict_sentence(claims: pd.DataFrame) -> str:
         k = df.verdict.map(verdict_kind).value_counts()
         return ", ".join(f"{int(k[v])} {v}" for v in VERDICT_KINDS if k.get(v, 0)) or "none"
 
-    def flag(i: object, name: str) -> bool:
+    def attr(i: object, name: str, default: object) -> object:
         try:
-            return bool(getattr(find(str(i)), name))
+            return getattr(find(str(i)), name)
         except ValueError:
-            return False
+            return default
 
     ids = claims["id"] if "id" in claims.columns else pd.Series([""] * len(claims), index=claims.index)
-    check = ids.map(lambda i: flag(i, "check"))
-    head = ids.map(lambda i: flag(i, "headline"))
-    text = f"**{int((~check).sum())} claims: {count(claims[~check])}.**"
+    kind = ids.map(lambda i: attr(i, "kind", "paper"))
+    head = ids.map(lambda i: bool(attr(i, "headline", False))) & (kind == "paper")
+    paper = kind == "paper"
+    text = f"**{int(paper.sum())} paper claims: {count(claims[paper])}.**"
     if head.any():
         text += f" Headline claims: {count(claims[head])}."
-    if check.any():
-        text += f" Deterministic checks of definitions (not reproduced claims): {count(claims[check])}."
+    if (kind == "control").any():
+        text += f" Our controls: {count(claims[kind == 'control'])}."
+    if (kind == "illustration").any():
+        text += f" Illustrations (shown, never judged): {int((kind == 'illustration').sum())}."
+    if (kind == "check").any():
+        text += f" Deterministic checks of definitions (not reproduced claims): {count(claims[kind == 'check'])}."
     return text
 
 

@@ -100,7 +100,7 @@ def build_site(executed_dir: str | os.PathLike[str] = "results", out_dir: str | 
     pages written (index first). ``results_dir`` (default: ``executed_dir`` when it holds claims tables)
     gives the index its claims. Raises when ``executed_dir`` holds no executed notebook."""
     from .notebooks import NOTEBOOKS
-    from .summary import PAPERS, all_claims, claims_markdown
+    from .summary import PAPERS, all_claims, claim_kinds, claims_markdown
 
     src, out = resolve_path(executed_dir), resolve_path(out_dir)
     found = [p for n in NOTEBOOKS if (p := _executed_path(src, n)) is not None]
@@ -122,14 +122,14 @@ def build_site(executed_dir: str | os.PathLike[str] = "results", out_dir: str | 
         pages.append(page)
         title = next((c.source.splitlines()[0].lstrip("# ") for c in nb.cells[1:] if c.cell_type == "markdown"), path.stem)
         mine = table[table.notebook == path.stem] if table is not None else None
-        found_ = _verdict_counts(mine[~mine.check]) if mine is not None and len(mine) else "no claims judged"
+        found_ = _verdict_counts(mine[claim_kinds(mine) == "paper"]) if mine is not None and len(mine) else "no claims judged"
         rows.append(f"| [{path.stem}]({page.name}) | {title} | {found_} | {head.split('**')[1].rstrip('.')} |")
     missing = [n for n in NOTEBOOKS if _executed_path(src, n) is None]
     papers = ""
     if table is not None:
         papers = "## The papers and what held\n\n" + "\n".join(
-            f"- **{name}**: {_verdict_counts(table[(table.paper == name) & ~table.check])}"
-            + (f" (headline claims: {_verdict_counts(table[(table.paper == name) & table.headline])})"
+            f"- **{name}**: {_verdict_counts(table[(table.paper == name) & (claim_kinds(table) == 'paper')])}"
+            + (f" (headline claims: {_verdict_counts(table[(table.paper == name) & table.headline & (claim_kinds(table) == 'paper')])})"
                if (table[table.paper == name].headline).any() else "") for name in PAPERS.values()) + "\n\n"
     index = nbformat.v4.new_notebook()
     index.cells = [nbformat.v4.new_markdown_cell(

@@ -32,7 +32,7 @@ from ..paths import resolve_path
 from .results import read_table
 
 __all__ = ["PAPERS", "VERDICT_KINDS", "all_claims", "claims_markdown", "verdict_kind", "write_claims_readme",
-           "README_START", "README_END"]
+           "README_START", "README_END", "claim_kinds", "claim_p", "benjamini_hochberg", "with_fdr", "fdr_summary", "FDR"]
 
 #: paper key -> the paper as the tables cite it
 PAPERS = {key: SOURCES[f"{key}_table1"].paper for key in CLAIM_FILES}
@@ -54,15 +54,33 @@ def verdict_kind(verdict: Any) -> str:
     return "not judged"
 
 
+def claim_kinds(table: pd.DataFrame) -> pd.Series:
+    """Each row's claim kind (:data:`itmlib.claims.KINDS`): the ``kind`` column, or for a table written before
+    claims had kinds, ``check`` where flagged and ``paper`` otherwise."""
+    if "kind" in table:
+        return table["kind"].fillna("paper")
+    return pd.Series(np.where(table.get("check", False), "check", "paper"), index=table.index)
+
+
+def _counts(df: pd.DataFrame) -> str:
+    k = df.verdict.map(verdict_kind).value_counts()
+    return ", ".join(f"{int(k.get(v, 0))} {v}" for v in VERDICT_KINDS if k.get(v, 0)) or "none"
+
+
 def _heading_counts(table: pd.DataFrame) -> str:
-    claims, checks = table[~table.check], table[table.check]
-    kinds = claims.verdict.map(verdict_kind).value_counts()
-    parts = [f"{int(kinds.get(k, 0))} {k}" for k in VERDICT_KINDS if kinds.get(k, 0)]
-    text = f"{len(claims)} claims: " + ", ".join(parts) + "."
+    """The paper's claims counted by verdict (its headline claims apart), then our controls; illustrations
+    (shown, never judged) and the checks of definitions are named, never counted as the paper's results."""
+    kind = claim_kinds(table)
+    claims, checks = table[kind == "paper"], table[kind == "check"]
+    controls, shown = table[kind == "control"], table[kind == "illustration"]
+    text = f"{len(claims)} paper claims: {_counts(claims)}."
     head = claims[claims.headline]
     if len(head):
-        hk = head.verdict.map(verdict_kind).value_counts()
-        text += " Headline claims: " + ", ".join(f"{int(hk.get(k, 0))} {k}" for k in VERDICT_KINDS if hk.get(k, 0)) + "."
+        text += f" Headline claims: {_counts(head)}."
+    if len(controls):
+        text += f" Our {len(controls)} control{'s' if len(controls) > 1 else ''}: {_counts(controls)}."
+    if len(shown):
+        text += f" {len(shown)} illustration{'s' if len(shown) > 1 else ''}, shown and not judged."
     if len(checks):
         ok = int((checks.verdict.map(verdict_kind) == "holds").sum())
         text += (f" Apart from these, {ok} of {len(checks)} deterministic checks of definitions hold "
@@ -124,7 +142,7 @@ def all_claims(results_dir: str | os.PathLike[str] = "results") -> pd.DataFrame:
                 cache[c.notebook] = _committed(results_dir, c.notebook)
             got = cache[c.notebook]
             row: dict[str, Any] = {"paper": PAPERS[key], "notebook": c.notebook, "id": c.id,
-                                   "headline": c.headline, "check": c.check,
+                                   "headline": c.headline, "check": c.check, "kind": c.kind,
                                    "paper table": c.paper_table, "claim": c.claim, "expect": c.expect,
                                    "paper (model vs baseline)": paper_side(c)}
             hit = None
@@ -146,6 +164,8 @@ def all_claims(results_dir: str | os.PathLike[str] = "results") -> pd.DataFrame:
                         "ci_low": hit.get("ci_low", math.nan), "ci_high": hit.get("ci_high", math.nan),
                         "seeds": int(hit.get("seeds", 0) or 0), "scale": got[0].get("scale", "?"),
                         "verdict": hit.get("verdict", "")}
+                if c.kind == "illustration" and verdict_kind(row["verdict"]) != "not judged":
+                    row["verdict"] = "not judged (an illustration)"   # a table written before the claim's kind
             m, b = _ours(row["ours (model vs baseline)"])
             if not np.isfinite(b) and c.threshold is not None:
                 b = float(c.threshold)
@@ -154,7 +174,63 @@ def all_claims(results_dir: str | os.PathLike[str] = "results") -> pd.DataFrame:
             pe, oe = row["paper_effect"], row["our_effect"]
             row["same_sign"] = bool(np.sign(pe) == np.sign(oe)) if np.isfinite(pe) and np.isfinite(oe) else None
             rows.append(row)
-    return pd.DataFrame(rows)
+    return with_fdr(pd.DataFrame(rows))
+
+
+#: the false-discovery rate at which :func:`with_fdr` reads a decisive verdict as surviving
+FDR = 0.05
+
+
+def claim_p(row: pd.Series) -> float:
+    """The two-sided p-value of a claim judged by interval: Student's t of the mean paired difference (or of the
+    mean against the threshold) from the row's difference, its spread and its seeds; NaN for a claim with no
+    interval (deterministic, not run, fewer than 2 seeds) and for a "same" claim (an equivalence, no null)."""
+    from scipy.stats import t
+
+    try:
+        d, sd, n = float(row["difference"]), float(row["spread"]), int(row["seeds"])
+    except (TypeError, ValueError):
+        return math.nan
+    if row.get("expect") == "same" or n < 2 or not (np.isfinite(d) and np.isfinite(sd)) or \
+            not np.isfinite(pd.to_numeric(row.get("ci_low"), errors="coerce")):
+        return math.nan
+    if sd == 0:
+        return 0.0 if d else 1.0
+    return float(2 * t.sf(abs(d) / (sd / math.sqrt(n)), n - 1))
+
+
+def benjamini_hochberg(p: pd.Series) -> pd.Series:
+    """Benjamini-Hochberg q-values of the finite ``p`` (NaN stays NaN): q_(i) = min_{j >= i} p_(j) m / j over
+    the m finite p-values sorted ascending, capped at 1."""
+    ok = p.dropna()
+    m = len(ok)
+    if not m:
+        return pd.Series(math.nan, index=p.index)
+    order = ok.sort_values()
+    q = (order * m / np.arange(1, m + 1))[::-1].cummin()[::-1].clip(upper=1.0)
+    return q.reindex(p.index)
+
+
+def with_fdr(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with ``p`` (:func:`claim_p`) and ``q``: Benjamini-Hochberg over the paper claims judged by
+    interval (controls, illustrations and checks get a ``p`` where they have an interval, never a ``q``)."""
+    if table.empty:
+        return table.assign(p=[], q=[])
+    out = table.copy()
+    out["p"] = out.apply(claim_p, axis=1)
+    paper = claim_kinds(out) == "paper"
+    out["q"] = benjamini_hochberg(out["p"].where(paper))
+    return out
+
+
+def fdr_summary(table: pd.DataFrame) -> str:
+    """How many decisive verdicts (holds / does not hold) of the paper claims survive q < :data:`FDR`."""
+    kinds = table.verdict.map(verdict_kind)
+    decisive = table[(claim_kinds(table) == "paper") & kinds.isin(["holds", "does not hold"]) & table.q.notna()]
+    survive = int((decisive.q < FDR).sum())
+    return (f"Of the {len(decisive)} decisive verdicts among the paper claims judged by interval, {survive} survive a "
+            f"false-discovery rate of {FDR:g} (Benjamini-Hochberg over {int(table.q.notna().sum())} paper claims; "
+            f"marked † where they do not).")
 
 
 def claims_markdown(table: pd.DataFrame) -> str:
@@ -163,12 +239,19 @@ def claims_markdown(table: pd.DataFrame) -> str:
     checks of definitions in a list of their own."""
     cols = ["notebook", "paper table", "claim", "paper (model vs baseline)", "ours (model vs baseline)", "seeds",
             "scale", "verdict"]
-    out = []
+    out = [fdr_summary(table) + "\n"] if "q" in table else []
     for paper, g in table.groupby("paper", sort=False):
-        g = g.assign(claim=[("**H** " if h else "") + c for h, c in zip(g.headline, g.claim)])
-        claims = pd.concat([g[g.headline & ~g.check], g[~g.headline & ~g.check]])
+        kind = claim_kinds(g)
+        dagger = (g.verdict.map(verdict_kind).isin(["holds", "does not hold"]) & (g.get("q", 0) >= FDR))
+        g = g.assign(claim=[("**H** " if h else "") + c for h, c in zip(g.headline, g.claim)],
+                     verdict=[v + (" †" if d else "") for v, d in zip(g.verdict, dagger)])
+        claims = pd.concat([g[g.headline & (kind == "paper")], g[~g.headline & (kind == "paper")]])
         out.append(f"### {paper}\n\n{_heading_counts(g)}\n\n" + claims[cols].fillna("").to_markdown(index=False) + "\n")
-        checks = g[g.check]
+        for k, title in (("control", "Our controls (tests of a mechanism the paper asserts; not the paper's claims)"),
+                         ("illustration", "Illustrations (shown, never judged)")):
+            if (kind == k).any():
+                out.append(f"{title}:\n\n" + g[kind == k][cols].fillna("").to_markdown(index=False) + "\n")
+        checks = g[kind == "check"]
         if len(checks):
             out.append("Deterministic checks (definitions, true by construction; not counted as reproduced claims):\n\n"
                        + checks[cols].fillna("").to_markdown(index=False) + "\n")

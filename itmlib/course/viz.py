@@ -8,7 +8,8 @@ import numpy as np
 
 from ..data.base import ITMDataset
 
-__all__ = ["show_scene", "show_regions", "show_word_grounding", "show_phrase_scores", "show_angular_geometry", "compact", "claims_view"]
+__all__ = ["show_scene", "show_regions", "show_word_grounding", "show_phrase_scores", "show_angular_geometry", "compact", "claims_view",
+           "training_short"]
 
 
 def show_regions(ax: Any, ds: ITMDataset, image: int, *, title: str | None = None) -> int:
@@ -166,9 +167,9 @@ def _fmt_num(v: float) -> str:
 def compact(table: Any, index: list[str], metrics: tuple[str, ...] = ("rsum", "nsum"), *,
             paper: dict[str, str] | None = None) -> Any:
     """A summarised table (:func:`itmlib.verdicts.summarize`, with ``<metric>_std`` and ``seeds``) as a reader
-    needs it: the ``index`` columns, each metric as "mean ± std", the seeds, and the paper's number beside
-    (``paper``: metric -> the column holding the paper's value). Other columns are left out (the full table is
-    committed as CSV)."""
+    needs it: the ``index`` columns, each metric as "mean ± std", the seeds, each seed's best epoch (where the
+    table has ``best epochs``), and the paper's number beside (``paper``: metric -> the column holding the
+    paper's value). Other columns are left out (the full table is committed as CSV)."""
     import pandas as pd
 
     out = pd.DataFrame({c: [f"{v:g}" for v in table[c]] if pd.api.types.is_float_dtype(table[c]) else table[c]
@@ -183,11 +184,29 @@ def compact(table: Any, index: list[str], metrics: tuple[str, ...] = ("rsum", "n
             out[f"paper {m}"] = [_fmt_num(v) if isinstance(v, (int, float)) else "" for v in table[col]]
     if "seeds" in table:
         out["seeds"] = table["seeds"]
+    if "best epochs" in table:    # each seed's selected epoch: did the arm train to a plateau?
+        out["best epochs"] = table["best epochs"]
     return out.reset_index(drop=True).style.hide(axis="index")
 
 
 def claims_view(claims: Any) -> Any:
     """A claims table (:data:`itmlib.verdicts.CLAIM_COLUMNS`) as a reader reads it: the claim, the paper's
-    numbers, ours, the seeds and the verdict (with its interval); the rest is in the committed CSV."""
-    cols = [c for c in ("claim", "paper (model vs baseline)", "ours (model vs baseline)", "seeds", "verdict") if c in claims]
-    return claims[cols].style.hide(axis="index")
+    numbers, ours, the seeds, the verdict (with its interval) and whether its arms trained; the rest is in
+    the committed CSV."""
+    cols = [c for c in ("claim", "paper (model vs baseline)", "ours (model vs baseline)", "seeds", "verdict", "training")
+            if c in claims and (c != "training" or claims[c].fillna("").ne("").any())]
+    shown = claims[cols].assign(training=claims["training"].map(training_short)) if "training" in cols else claims[cols]
+    return shown.style.hide(axis="index")
+
+
+def training_short(text: Any) -> str:
+    """A claims table's ``training`` cell as a reader scans it: ``converged``, or how many of its arms are in
+    each state (``"selected at epoch 1: 3 arms; still rising: 1 arm"``); the arms are named in the CSV."""
+    t = "" if not isinstance(text, str) else text
+    if not t or t == "converged":
+        return t
+    counts: dict[str, int] = {}
+    for part in t.split("; "):
+        state = part.rsplit(": ", 1)[-1]
+        counts[state] = counts.get(state, 0) + 1
+    return "; ".join(f"{s}: {n} arm{'s' if n > 1 else ''}" for s, n in counts.items())

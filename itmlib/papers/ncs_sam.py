@@ -210,18 +210,26 @@ def by_control(runs: pd.DataFrame, configs: dict[str, TrainConfig],
     """Per seed and SAM mode: the mean of ``metrics`` over the SAM settings that have a shuffled twin
     (method ``"SAM"``), over those twins (``"SAM shuffled"``), and the baseline's row (repeated per
     mode) - the run table of "SAM beats the baseline" and "SAM beats its shuffled control"."""
-    cols = ["seed", "sam_mode", "method", *metrics]
+    cols = ["seed", "sam_mode", "method", *metrics, "members"]
     st = _settings_frame(configs, control=None, mode=None)
     twins = set(st.method[st.phi_control == "shuffled"])
     st = st[st.method.isin(twins) | st.method.map(lambda m: f"{m} shuffled" in twins)]
     sam = runs.merge(st, on="method")
     if sam.empty:
         return pd.DataFrame(columns=cols)
-    sam = sam.assign(method=sam.phi_control.map({"none": "SAM", "shuffled": "SAM shuffled"}))
-    out = sam.groupby(["seed", "sam_mode", "method"], as_index=False)[list(metrics)].mean()
-    base = runs[runs.method == baseline]
+    sam = sam.assign(members=sam.method, method=sam.phi_control.map({"none": "SAM", "shuffled": "SAM shuffled"}))
+    out = _pooled(sam, ["seed", "sam_mode", "method"], metrics)
+    base = runs[runs.method == baseline].assign(members=baseline)
     reps = [base.assign(sam_mode=m)[cols] for m in sorted(sam.sam_mode.unique())] if len(base) else []
     return pd.concat([out[cols], *reps], ignore_index=True)
+
+
+def _pooled(runs: pd.DataFrame, by: list[str], metrics: Sequence[str]) -> pd.DataFrame:
+    """The mean of ``metrics`` per group, and ``members``: the ``;``-joined methods (grid members) each group
+    pools, so a claim on the pooled row can name the arms it rests on."""
+    g = runs.groupby(by, as_index=False)
+    return g[list(metrics)].mean().merge(
+        g["members"].agg(lambda m: ";".join(sorted(set(m)))), on=by)
 
 
 def by_sampling(runs: pd.DataFrame, configs: dict[str, TrainConfig], keep: Sequence[bool] = (True, False),
@@ -232,19 +240,18 @@ def by_sampling(runs: pd.DataFrame, configs: dict[str, TrainConfig], keep: Seque
     sam = runs.merge(_settings_frame(configs, mode=mode), on="method")
     sam = sam[sam.keep_triplet.isin(list(keep))]
     if sam.empty:
-        return pd.DataFrame(columns=["seed", "method", *metrics])
+        return pd.DataFrame(columns=["seed", "method", *metrics, "members"])
     common = set.intersection(*(set(g.tau) for _, g in sam.groupby("sampling")))
-    sam = sam[sam.tau.isin(common)]
-    return (sam.groupby(["seed", "sampling"], as_index=False)[list(metrics)].mean()
-            .rename(columns={"sampling": "method"}))
+    sam = sam[sam.tau.isin(common)].assign(members=lambda d: d.method)
+    return _pooled(sam, ["seed", "sampling"], metrics).rename(columns={"sampling": "method"})
 
 
 def by_triplet(runs: pd.DataFrame, configs: dict[str, TrainConfig],
                metrics: Sequence[str] = ("rsum", "nsum")) -> pd.DataFrame:
     """Per seed: the mean of ``metrics`` over every SAM setting with the triplet kept
     (method "SAM + triplet") and without it ("SAM alone") - Table 4's complementarity claim."""
-    sam = runs.merge(_settings_frame(configs), on="method")
-    out = sam.groupby(["seed", "keep_triplet"], as_index=False)[list(metrics)].mean()
+    sam = runs.merge(_settings_frame(configs), on="method").assign(members=lambda d: d.method)
+    out = _pooled(sam, ["seed", "keep_triplet"], metrics)
     out["method"] = out.keep_triplet.map({True: "SAM + triplet", False: "SAM alone"})
     return out.drop(columns="keep_triplet")
 

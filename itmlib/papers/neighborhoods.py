@@ -122,10 +122,12 @@ def split_arm(arm: str) -> tuple[str, str | None]:
 
 
 def nbr_config(scale: str, arm: str, *, data: str = "", epochs: int | None = None, d2v_mode: str = "code",
-               **model: Any) -> TrainConfig:
+               lr: float | None = None, warmup_epochs: int = 1, patience: int = 0, **model: Any) -> TrainConfig:
     """The :class:`~itmlib.train.TrainConfig` of method ``arm`` (:data:`ARMS`, optionally tagged with a Doc2Vec
     output layer, e.g. ``"OURS (DBOW)"``: :func:`split_arm`) at a scale: notebook 03's VSE++ sizes, optimiser
-    and epochs, the neighbour loss and Doc2Vec settings of the paper."""
+    and epochs, the neighbour loss and Doc2Vec settings of the paper. ``lr`` (None: VSE++'s 1e-3),
+    ``warmup_epochs`` (epochs over all negatives before the hardest, for the arms with a hinge) and ``patience``
+    (early stopping) are the recipe's knobs."""
     arm, tagged = split_arm(arm)
     check_choice("arm", arm, tuple(ARMS))
     if tagged and tagged != d2v_mode:    # another Ω for the neighbours, the same word vectors for the text tower
@@ -137,7 +139,8 @@ def nbr_config(scale: str, arm: str, *, data: str = "", epochs: int | None = Non
     mc = NbrConfig(d2v_mode=d2v_mode, embed_dim=z["embed_dim"], word_dim=d.vector_size, hidden_dim=2 * z["embed_dim"],
                    n_neighbors=z["n_neighbors"], d2v_dim=d.vector_size, d2v_window=d.window,
                    d2v_min_count=d.min_count, d2v_epochs=d.epochs, **{**ARMS[arm], **model})
-    return TrainConfig(epochs=epochs or z["epochs"], batch_size=sc.batch_size, data=data, model=mc)
+    return TrainConfig(epochs=epochs or z["epochs"], batch_size=sc.batch_size, data=data, model=mc,
+                       lr=lr or TrainConfig.lr, warmup_epochs=warmup_epochs, patience=patience)
 
 
 def arm_configs(scale: str, arms: Iterable[str], **kw: Any) -> dict[str, TrainConfig]:

@@ -44,7 +44,7 @@ TERAN_SIZES: dict[str, dict[str, Any]] = {
 
 
 def teran_config(scale: str, *, epochs: int | None = None, data: str = "", lr: float | None = None,
-                 warmup_epochs: int = 1, select_by: str = "ndcg", lr_warmup_iters: int = 0,
+                 warmup_epochs: int = 1, select_by: str = "ndcg", lr_warmup_iters: int = 0, patience: int = 0,
                  **model_options: Any) -> TrainConfig:
     """A TERAN :class:`~itmlib.train.TrainConfig` sized by the scale; ``model_options`` override
     :class:`~itmlib.models.teran.TERANConfig` fields (pooling, shared_weights, stopwords, text_encoder, ...).
@@ -61,7 +61,7 @@ def teran_config(scale: str, *, epochs: int | None = None, data: str = "", lr: f
     model = TERANConfig(word_dim=300, **{**size["model"], **model_options})
     return TrainConfig(epochs=epochs or size["epochs"], batch_size=sc.batch_size, lr=lr or size["lr"], data=data,
                        lr_decay_epochs=size["lr_decay_epochs"], warmup_epochs=warmup_epochs, select_by=select_by,
-                       lr_warmup_iters=lr_warmup_iters, model=model)
+                       lr_warmup_iters=lr_warmup_iters, patience=patience, model=model)
 
 
 def teran_dev_relevance(dev_ds: ITMDataset) -> dict[str, np.ndarray]:

@@ -1,0 +1,120 @@
+"""Convergence from made-up dev curves: each state, the arm's majority, the arm labels, the records."""
+
+import json
+import math
+
+import pytest
+
+from itmlib.convergence import (CONVERGED, FIRST, PLATEAU, RISING, Training, arm_labels, arm_state, arm_table,
+                                read_records, relative_gain, seed_state)
+
+
+def test_relative_gain_is_over_the_last_two_epochs():
+    assert relative_gain([100, 200, 202, 210]) == pytest.approx(10 / 200)  # (210 - 202) / 202 would be one epoch
+    assert relative_gain([100, 110]) == pytest.approx(0.1)                 # two epochs: over one
+    assert math.isnan(relative_gain([5.0]))
+
+
+@pytest.mark.parametrize("curve,best,first,state", [
+    ([100, 150, 180, 200], 4, 1, RISING),          # best last, +11% over two epochs
+    ([100, 198, 199, 199.9], 4, 1, PLATEAU),       # best last, +0.96% over two: at most RISE is a plateau
+    ([100, 197, 199, 200], 4, 1, RISING),          # +1.52%
+    ([100, 200, 190, 180], 2, 1, PLATEAU),         # dev stopped improving
+    ([300, 120, 110, 100], 1, 1, FIRST),           # fell from epoch 1 on, 4 epochs trained
+    ([300, 120, 110], 1, 1, PLATEAU),              # only 3 epochs: too few to call it
+    ([10, 20, 30, 40, 90, 50, 40, 45], 5, 5, FIRST),   # SSAMT: selected at phase 2's first epoch (5), 4 from there
+    ([10, 20, 30, 40, 60, 90, 80, 70], 6, 5, PLATEAU),
+])
+def test_seed_state_by_hand(curve, best, first, state):
+    assert seed_state(curve, best, first) == state
+
+
+def test_seed_state_rejects_a_best_epoch_off_the_curve():
+    with pytest.raises(ValueError, match="outside"):
+        seed_state([1, 2, 3], 4)
+
+
+def test_arm_state_needs_more_than_half():
+    assert arm_state([RISING, RISING, PLATEAU]) == RISING
+    assert arm_state([RISING, PLATEAU]) == CONVERGED                 # exactly half: not a majority
+    assert arm_state([FIRST, FIRST, FIRST, RISING, PLATEAU]) == "selected at epoch 1"
+    assert arm_state([FIRST, FIRST, PLATEAU], first_epoch=5) == "selected at epoch 5"
+
+
+def _rec(member, seed, curve, best, fraction=1.0, **config):
+    cfg = {"epochs": len(curve), "select_by": "rsum", "seed": seed, "data": f"d|train|{seed}", "warmup_epochs": 1,
+           "model": {"kind": "vse", "embed_dim": 8}}
+    cfg.update(config)
+    return {"record": 1, "member": member, "fraction": fraction, "seed": seed, "config": cfg,
+            "rows": [{"best_epoch": best}], "history": {"epoch": list(range(1, len(curve) + 1)), "dev_rsum": curve}}
+
+
+def test_arm_labels_name_a_recipe_only_where_namesakes_differ():
+    recs = [_rec("VSE++", 0, [1, 2], 2, 0.02, warmup_epochs=1), _rec("VSE++", 1, [1, 2], 2, 0.02, warmup_epochs=1),
+            _rec("VSE++", 0, [1, 2], 2, 0.02, warmup_epochs=0), _rec("VSE++", 0, [1, 2], 2, 1.0),
+            _rec("SAM", 0, [1, 2], 2, 0.02, lr=1e-4, model={"kind": "vse", "embed_dim": 16}),
+            _rec("SAM", 1, [1, 2], 2, 0.02, lr=1e-3, model={"kind": "vse", "embed_dim": 8})]
+    assert arm_labels(recs) == ["VSE++@0.02[warmup_epochs=1]", "VSE++@0.02[warmup_epochs=1]",
+                                "VSE++@0.02[warmup_epochs=0]", "VSE++@1",
+                                "SAM@0.02[lr=0.0001,model.embed_dim=16]", "SAM@0.02[lr=0.001,model.embed_dim=8]"]
+
+
+def test_arm_table_reports_seeds_epochs_best_epochs_gain_and_state(tmp_path):
+    recs = [_rec("TERAN", 0, [100, 150, 180, 200], 4, select_by="ndcg"),
+            _rec("TERAN", 1, [100, 160, 190, 210], 4, select_by="ndcg"),
+            _rec("TERAN", 2, [100, 200, 190, 180], 2, select_by="ndcg")]
+    for r in recs:   # ndcg selection reads dev_ndcg_sum
+        r["history"]["dev_ndcg_sum"] = r["history"].pop("dev_rsum")
+    t = arm_table(recs)
+    assert len(t) == 1
+    row = t.iloc[0]
+    assert (row.arm, row.seeds, row.epochs, row["best epochs"], row.metric, row.state) == \
+        ("TERAN@1", 3, "4 4 4", "4 4 2", "dev_ndcg_sum", RISING)
+    assert row["gain last 2 (%)"] == pytest.approx(100 * (50 / 150 + 50 / 160 - 20 / 200) / 3, abs=0.01)
+    for r in recs:
+        (tmp_path / f"{r['member']}-{r['seed']}.json").write_text(json.dumps(r))
+    (tmp_path / "figure-x.csv").write_text("a\n1\n")
+    assert len(read_records(tmp_path)) == 3
+    tr = Training.of(tmp_path)
+    assert list(tr.arms(["TERAN"], seeds=[2]).state) == [CONVERGED]
+    assert tr.arms(["nobody"]).empty
+
+
+def test_training_keeps_the_folder_label_of_a_filtered_arm():
+    recs = [_rec("VSE++", s, [1, 2, 3, 4], 2, 0.1, warmup_epochs=w) for w in (0, 1) for s in (0, 1, 2)]
+    tr = Training(tuple(recs))
+    t = tr.arms(["VSE++"], fractions=[0.1], recipe={"warmup_epochs": 0, "setting": "F-10%"})
+    assert list(t.arm) == ["VSE++@0.1[warmup_epochs=0]"] and int(t.seeds.iloc[0]) == 3
+    assert len(tr.arms(["VSE++"], fractions=[0.1])) == 2
+
+
+def test_the_gate_withholds_verdicts_on_arms_that_did_not_train():
+    """08's "TERAN beats TERN" on 5 seeds with a clear gain: holds when both arms plateaued, ``not judged
+    (still rising)`` when TERN's records end still climbing; the arms and their training are named."""
+    import pandas as pd
+
+    from itmlib.verdicts import judge_claims
+
+    runs = pd.DataFrame([{"method": m, "seed": s, "fraction": 1.0, "rsum": 300.0 + 20 * (m == "TERAN mrsw") + s,
+                          "t2i_r1": 30.0, "i2t_r1": 40.0, "t2i_ndcg_rouge": 60.0, "grounding": 50.0}
+                         for m in ("TERN (global)", "TERAN mwsr", "TERAN mrsw") for s in range(5)])
+    flat, rising = [100, 200, 190, 180], [100, 150, 180, 200]
+    recs = lambda tern: tuple(_rec(m, s, tern if m == "TERN (global)" else flat, 4 if tern is rising and  # noqa: E731
+                                   m == "TERN (global)" else 2) for m in ("TERN (global)", "TERAN mrsw") for s in range(5))
+    ok = judge_claims("08_teran", runs, records=Training(recs(flat))).set_index("id").loc["teran_beats_tern"]
+    assert ok.verdict.startswith("holds (n=5") and ok.training == "converged"
+    assert (ok.model_arms, ok.baseline_arms) == ("TERAN mrsw@1", "TERN (global)@1")
+    gated = judge_claims("08_teran", runs, records=Training(recs(rising))).set_index("id").loc["teran_beats_tern"]
+    assert gated.verdict == "not judged (still rising)" and gated.training == "TERN (global)@1: still rising"
+    assert gated.ci_low == ok.ci_low          # the interval is still shown, only not read as a verdict
+    # a claim with no records behind it names no arm and no training
+    bare = judge_claims("08_teran", runs).set_index("id").loc["teran_beats_tern"]
+    assert (bare.model_arms, bare.training) == ("", "")
+
+
+def test_the_claims_view_counts_the_arms_that_did_not_train():
+    from itmlib.course.viz import training_short
+
+    assert training_short("converged") == "converged" and training_short(float("nan")) == ""
+    assert training_short("a@1: selected at epoch 1; b@1: still rising; c@0.25[lr=0.1]: selected at epoch 1") == \
+        "selected at epoch 1: 2 arms; still rising: 1 arm"
