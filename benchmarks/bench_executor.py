@@ -9,7 +9,7 @@ system CPU seconds:
 * ``inline``: in this process (``threads=1``);
 * ``dask default env``: a one-worker ``LocalCluster`` with Dask's stock worker environment, which sets
   ``MALLOC_TRIM_THRESHOLD_=65536`` (that turns off glibc's dynamic mmap threshold);
-* ``processes:1``: :func:`itmlib.grid.run_grid`'s own local cluster (:func:`itmlib.grid.worker_environ`).
+* ``processes:1``: :func:`itmlib.training.grid.run_grid`'s own local cluster (:func:`itmlib.training.grid.worker_environ`).
 
 The stock cluster runs last: its nannies leave ``MALLOC_TRIM_THRESHOLD_`` in this process's environment.
 
@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from itmlib.data import load_dataset  # noqa: E402
-from itmlib.grid import run_grid  # noqa: E402
+from itmlib.training.grid import run_grid  # noqa: E402
 from itmlib.papers import neighborhoods as nbr  # noqa: E402
 
 

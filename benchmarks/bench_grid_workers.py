@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 from itmlib.config import resolve_device  # noqa: E402
 from itmlib.data import load_dataset  # noqa: E402
-from itmlib.grid import run_grid  # noqa: E402
+from itmlib.training.grid import run_grid  # noqa: E402
 from itmlib.course.notebooks import scale_overrides  # noqa: E402
 from itmlib.papers.ncs_sam import ablation_settings, sam_configs  # noqa: E402
 from itmlib.relevance import eval_relevance  # noqa: E402

@@ -20,7 +20,7 @@ from itmlib.data import load_dataset
 from itmlib.losses import batch_phi, phi_index, sam_loss, triplet_loss
 from itmlib.models import build_model
 from itmlib.papers.ncs_sam import vse_config
-from itmlib.train import score_batch
+from itmlib.training.train import score_batch
 
 
 def main() -> None:

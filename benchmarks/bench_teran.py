@@ -29,7 +29,7 @@ import torch
 
 from itmlib.config import resolve_device
 from itmlib.papers.teran import query_times
-from itmlib.timing import timed
+from itmlib.training.timing import timed
 from itmlib.models.alignment import POOLINGS, score_matrix
 
 

@@ -53,10 +53,10 @@ def measure(scale: str, models: list[str], fraction: float, device: str = "cpu")
     import torch
 
     from itmlib.data import load_dataset
-    from itmlib.train import evaluate, train
+    from itmlib.training.train import evaluate, train
     try:
-        from itmlib.timing import timed
-    except ImportError:                      # a revision before itmlib.timing (--against): the CPU needs no sync
+        from itmlib.training.timing import timed
+    except ImportError:                      # a revision before itmlib.training.timing (--against): the CPU needs no sync
 
         def timed(fn, device="cpu"):
             t = time.perf_counter()

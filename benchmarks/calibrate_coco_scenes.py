@@ -55,7 +55,7 @@ def _one(args: tuple) -> dict:
     import torch
 
     from itmlib.data import load_dataset
-    from itmlib.grid import run_grid
+    from itmlib.training.grid import run_grid
     from itmlib.papers.ncs_sam import vse_config
 
     scale, seed, noise, distractors, epochs, device = args

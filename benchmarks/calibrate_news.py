@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 from itmlib.data import NewsConfig, load_dataset  # noqa: E402
 from itmlib.data.synthetic.news import world_properties  # noqa: E402
-from itmlib.grid import run_grid  # noqa: E402
+from itmlib.training.grid import run_grid  # noqa: E402
 from itmlib.papers import neighborhoods as nbr  # noqa: E402
 
 BASELINE = "ANG+NP+SYM"

@@ -129,7 +129,7 @@ def _cpu() -> str:
 
 def _epoch_speed(log: Path) -> str:
     """Median seconds an epoch of the members a sitting trained, from its grid progress lines (the
-    "done in" line of ``itmlib.progress.GridProgress``) - the sittings may land on machines of different
+    "done in" line of ``itmlib.training.progress.GridProgress``) - the sittings may land on machines of different
     speed, and this shows it."""
     text = log.read_text(encoding="utf-8") if log.is_file() else ""
     per_epoch = sorted(float(x) for x in re.findall(r"done in [\d.]+ min \(([\d.]+) s per epoch\)", text))

@@ -1,6 +1,6 @@
 """Train every member of a notebook's grids at once, on a pool of worker processes: for a lent machine with
 many cores and one GPU, where the notebook's grids, run one after another, would each wait on their slowest
-member. Each member is one :func:`itmlib.grid.run_grid` call of its own, with the notebook's configs,
+member. Each member is one :func:`itmlib.training.grid.run_grid` call of its own, with the notebook's configs,
 evaluation and record folder, so the member records it writes are the ones the notebook takes when it is run
 in full afterwards (its tables still come from the notebook itself).
 
@@ -128,7 +128,7 @@ def _prepare_07(todo: list[tuple], p: dict) -> None:
     here: the literal arms' subsets differ by seed, each with its own Doc2Vec."""
     import dataclasses
 
-    from itmlib.grid import _member_config
+    from itmlib.training.grid import _member_config
     from itmlib.relevance.doc2vec import omega_vectors, train_doc2vec
 
     trains = {k: _world_07(k, p, "cpu")["train"] for k in dict.fromkeys(m[4] for m in todo)}
@@ -206,7 +206,7 @@ def _world_10(kind: str, p: dict, device: str) -> dict:
 def _followup_10(p: dict, records: str, ckpt: str) -> tuple[Any, Any]:
     """(the members that must finish first, a function giving the members that wait on them): SAM's scarce
     arms at the fraction the notebook chooses from the baseline's records (05's rule, as cell "sam")."""
-    from itmlib.grid import run_grid
+    from itmlib.training.grid import run_grid
     from itmlib.papers import ncs_sam
 
     if "sam" not in p["papers"]:
@@ -245,8 +245,8 @@ def phase_one_groups(todo: list[tuple], p: dict, nb: str, ckpt_dir: str) -> list
     seed and text input, shared by every arm), groups in the order of their first member. The pool trains
     one member per group first and the rest once that first phase is on disk: otherwise two workers would
     train one first phase side by side, twice the work and two different starts for arms that share one."""
-    from itmlib.grid import _trained_config
-    from itmlib.train import _phase_one, checkpoint_folder
+    from itmlib.training.grid import _trained_config
+    from itmlib.training.train import _phase_one, checkpoint_folder
 
     trains: dict[str, Any] = {}
     groups: dict[str, list[tuple]] = {}
@@ -314,7 +314,7 @@ def _setup(nb: str, p: dict, ckpt: str, device: str, results_dir: str) -> None:
 
 
 def _train(member: tuple) -> tuple[str, float, int]:
-    from itmlib.grid import run_grid
+    from itmlib.training.grid import run_grid
 
     name, cfg, f, s, kind = member
     d = _SHARED

@@ -4,9 +4,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from itmlib.claims import CLAIM_FILES, _claim, claim, claims_for, load_claims, paper_cells, paper_side
+from itmlib.claims.registry import CLAIM_FILES, _claim, claim, claims_for, load_claims, paper_cells, paper_side
 from itmlib.course.notebooks import NOTEBOOKS
-from itmlib.verdicts import CLAIM_COLUMNS, judge_claims
+from itmlib.claims.judge import judge_claims
+from itmlib.claims.verdicts import CLAIM_COLUMNS
 
 
 @pytest.mark.parametrize("paper", sorted(CLAIM_FILES))

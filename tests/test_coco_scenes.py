@@ -99,7 +99,7 @@ def test_vse_learns_the_world_far_above_chance(tmp_path, test_ds):
     import torch
 
     from itmlib.papers.ncs_sam import vse_config
-    from itmlib.train import evaluate, train
+    from itmlib.training.train import evaluate, train
 
     torch.manual_seed(0)
     tr, dv = (load_dataset("coco_scenes", s, scale="smoke") for s in ("train", "dev"))
@@ -127,7 +127,7 @@ def test_relations_place_the_subjects_box_by_the_predicate():
 
 
 def test_object_words_are_grounded_in_their_categorys_region(test_ds):
-    from itmlib.grounding import grounding_targets
+    from itmlib.papers.teran import grounding_targets
 
     t = grounding_targets(test_ds)
     assert len(t) > test_ds.n_captions            # most captions name an object the image holds once

@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from itmlib.convergence import (CONVERGED, FIRST, PLATEAU, RISING, Training, arm_labels, arm_state, arm_table,
+from itmlib.training.convergence import (CONVERGED, FIRST, PLATEAU, RISING, Training, arm_labels, arm_state, arm_table,
                                 read_records, relative_gain, seed_state)
 
 
@@ -93,7 +93,7 @@ def test_the_gate_withholds_verdicts_on_arms_that_did_not_train():
     (still rising)`` when TERN's records end still climbing; the arms and their training are named."""
     import pandas as pd
 
-    from itmlib.verdicts import judge_claims
+    from itmlib.claims.judge import judge_claims
 
     runs = pd.DataFrame([{"method": m, "seed": s, "fraction": 1.0, "rsum": 300.0 + 20 * (m == "TERAN mrsw") + s,
                           "t2i_r1": 30.0, "i2t_r1": 40.0, "t2i_ndcg_rouge": 60.0, "grounding": 50.0}

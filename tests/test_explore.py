@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 from itmlib.course.explore import ablation_table, ablations, compare, knobs, load_members
-from itmlib.verdicts import claim_verdict
+from itmlib.claims.verdicts import claim_verdict
 
 
 def test_ablation_table_slices_the_committed_records_by_knob():

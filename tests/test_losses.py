@@ -197,7 +197,7 @@ def test_leave_one_out_phi_drops_the_positive_caption_from_its_references(smoke_
 
 
 def test_sam_options_are_validated_and_keep_old_checkpoint_names():
-    from itmlib.train import TrainConfig, config_dict, config_hash
+    from itmlib.training.train import TrainConfig, config_dict, config_hash
 
     assert config_hash(TrainConfig()) == "4c4a939eeca1a07d"     # the name every earlier default run carries
     assert "phi_control" not in config_dict(TrainConfig()) and "lr_warmup_iters" not in config_dict(TrainConfig())

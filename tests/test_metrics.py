@@ -296,7 +296,7 @@ def test_topk_helpers_match_a_full_sort_under_ties():
 
 def test_figure3_table_pattern_and_chance_control():
     from itmlib.papers.ncs_sam import figure3_runs, figure3_table
-    from itmlib.retrievers import random_scores
+    from itmlib.course.retrievers import random_scores
 
     rng = np.random.default_rng(5)
     n = 120

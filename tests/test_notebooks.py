@@ -361,7 +361,7 @@ def test_teran_claims_are_all_judged_whatever_the_main_pooling(pooling):
     import pandas as pd
 
     from itmlib.papers.teran import comparison_configs, teran_config
-    from itmlib.verdicts import judge_claims
+    from itmlib.claims.judge import judge_claims
 
     names = list(comparison_configs(teran_config("medium", pooling=pooling), "medium")) + \
         ["TERN (global) mrsw Test"]

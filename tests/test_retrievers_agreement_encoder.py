@@ -2,9 +2,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from itmlib.agreement import agreement_table, all_pairs, binary_gt_pearson, judged_pairs, matched_negatives
+from itmlib.relevance.agreement import agreement_table, all_pairs, binary_gt_pearson, judged_pairs, matched_negatives
 from itmlib.metrics import ncs, retrieval_recall
-from itmlib.retrievers import caption_proxy, gt_first, noisy_oracle, tfidf_vectors
+from itmlib.course.retrievers import caption_proxy, gt_first, noisy_oracle, tfidf_vectors
 from itmlib.text_encoders import SentenceEncoder
 
 
@@ -131,7 +131,7 @@ def test_missing_model_path_names_path_and_package(tmp_path):
 
 
 def test_figure1_rankings_equal_recall_different_ncs():
-    from itmlib.retrievers import figure1_rankings
+    from itmlib.course.retrievers import figure1_rankings
 
     rng = np.random.default_rng(5)
     ioc = np.repeat(np.arange(30), 5)

@@ -8,7 +8,7 @@ import pytest
 
 from itmlib.papers.ncs_sam import (by_control, by_sampling, choose_fractions, label_fractions, paper_method, paper_scarcity,
                                    sam_configs, scarce_configs, scarce_schedule, vse_config)
-from itmlib.train import config_hash
+from itmlib.training.train import config_hash
 
 
 def test_sam_configs_add_shuffled_twins_and_reference_mode_and_keep_old_names():

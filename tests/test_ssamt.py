@@ -160,7 +160,7 @@ def test_batched_pair_scores_equal_per_pair(tiny):
 
 
 def test_trained_smoke_model_beats_chance_and_shares_phase_one(tiny, tmp_path):
-    from itmlib.grid import grid_member
+    from itmlib.training.grid import grid_member
     from itmlib.papers.ssamt import mismatch_accuracy
 
     train, dev = tiny
@@ -181,7 +181,7 @@ def test_trained_smoke_model_beats_chance_and_shares_phase_one(tiny, tmp_path):
 def test_relative_fractions_make_the_base_subset_all_data():
     """make tables trains 06 on a base fraction (0.25) of the images; its claims read Table 3's runs at 1.0."""
     from itmlib.papers.ssamt import relative_fractions
-    from itmlib.verdicts import judge_claims
+    from itmlib.claims.judge import judge_claims
 
     cols = ("thr_global_i2t", "thr_phrase_i2t", "thr_phrase_t2i")
     runs = pd.DataFrame([{"fraction": 0.25, "seed": s, "method": m, "i2t_r1": v + s, "t2i_r1": v, "rsum": 3 * v + s,
@@ -219,7 +219,7 @@ def test_table4_threshold_protocol_by_hand():
 
 def test_the_linear_schedule_and_fixed_updates_by_hand():
     from itmlib.papers.ssamt import fixed_updates
-    from itmlib.train import linear_lr
+    from itmlib.training.train import linear_lr
 
     # 10 updates, 2 of warm-up: 0.5, 1.0 x peak, then (10 - t) / 8 down to 1/8 at the last update
     lrs = [linear_lr(6e-4, t, 10, 2) for t in range(10)]
@@ -276,7 +276,7 @@ def test_eq4_weights_the_three_losses_and_a_batch_without_negatives_is_skipped(t
 
 def test_rerank_reorders_only_each_querys_top_k_by_hand():
     from itmlib.models.candidates import intra_negatives, rerank
-    from itmlib.train import _phase_one
+    from itmlib.training.train import _phase_one
 
     rng = np.random.default_rng(0)
     s, bonus = rng.random((5, 7)), 3 * rng.random((5, 7))

@@ -4,11 +4,12 @@ import numpy as np
 import pytest
 import torch
 
-from itmlib.grounding import box_iou, grounding_accuracy, grounding_targets
+from itmlib.metrics.grounding import box_iou, grounding_accuracy
+from itmlib.papers.teran import grounding_targets
 from itmlib.models.alignment import POOLINGS, alignment_matrix, pair_score, pool_alignments, score_matrix
 from itmlib.models.teran import TERANConfig, TERANModel, load_text_encoder
 from itmlib.models.vocab import Vocab, tokenize
-from itmlib.train import TrainConfig, train
+from itmlib.training.train import TrainConfig, train
 
 # one image (regions r0, r1 and a padded r2) x one sentence (words w0, w1, w2 and a padded w3)
 A_HAND = torch.tensor([[0.5, -0.2, -0.1, 0.9],

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from itmlib.models import VSEConfig
-from itmlib.train import TrainConfig, config_dict, config_hash, evaluate, train
+from itmlib.training.train import TrainConfig, config_dict, config_hash, evaluate, train
 
 SMALL = dict(epochs=2, batch_size=32, model=VSEConfig(embed_dim=32, word_dim=32, hidden_dim=64))
 
@@ -227,8 +227,8 @@ def test_padded_bigru_rejects_gru_it_cannot_run():
 def test_patience_stops_when_dev_stalls_and_a_stopped_run_trains_no_more(tmp_path, data, monkeypatch):
     """Scripted dev Rsum 10, 20, 15, 14, 30, 40: with patience 2 the run stops after epoch 4 (two epochs
     without beating epoch 2), keeps epoch 2, and a second call neither trains nor moves the selection."""
-    import itmlib.train as tr_mod
-    from itmlib.train import epochs_done
+    import itmlib.training.train as tr_mod
+    from itmlib.training.train import epochs_done
 
     script = iter([10.0, 20.0, 15.0, 14.0, 30.0, 40.0])
     monkeypatch.setattr(tr_mod, "dev_scores", lambda *a, **k: {"rsum": next(script)})

@@ -6,7 +6,7 @@ import math
 import pandas as pd
 import pytest
 
-from itmlib.verdicts import HEADLINE_SEEDS, claim_verdict, decide
+from itmlib.claims.verdicts import HEADLINE_SEEDS, claim_verdict, decide
 
 
 def _rows(method_values, pair_by="seed"):

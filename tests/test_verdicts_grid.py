@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from itmlib.papers.ncs_sam import vse_config
-from itmlib.verdicts import claim_verdict, compare, decide, summarize
+from itmlib.claims.verdicts import claim_verdict, compare, decide, summarize
 
 
 def _runs():
@@ -100,7 +100,7 @@ def test_deterministic_and_threshold_claims():
 
 
 def test_rejudge_a_committed_table_from_its_stored_columns():
-    from itmlib.verdicts import rejudge_claims
+    from itmlib.claims.judge import rejudge_claims
 
     t = pd.DataFrame({"id": ["teran_beats_tern", "teran_shared_weights_same", "ncs_fig1_b_beats_a"],
                       "ours (model vs baseline)": ["397 vs 304", "375 vs 397", "99.7 vs 20"],
@@ -135,7 +135,7 @@ def test_claim_verdict_rows_by_hand():
 
 
 def test_extra_seeds_of_one_arm_are_left_out_of_its_pairs_and_named_in_the_header():
-    from itmlib.grid import devices_note, trained_where
+    from itmlib.training.grid import devices_note, trained_where
 
     # the model has five seeds (2-4 on a GPU), its baseline two: only seeds 0 and 1 pair
     runs = pd.DataFrame({"method": ["new"] * 5 + ["base"] * 2, "seed": [0, 1, 2, 3, 4, 0, 1],
@@ -160,18 +160,18 @@ def test_vse_config_follows_the_scale():
 def test_timed_returns_the_result_and_a_duration():
     import time
 
-    from itmlib.timing import timed
+    from itmlib.training.timing import timed
     t, r = timed(lambda: (time.sleep(0.02), 7)[1])
     assert r == 7 and 0.02 <= t < 1.0
 
 
 # --- grid members and SAM margin samples (notebook 04) ---------------------------------------
 
-from itmlib.grid import grid_member, run_grid  # noqa: E402
+from itmlib.training.grid import grid_member, run_grid  # noqa: E402
 from itmlib.losses import phi_index  # noqa: E402
 from itmlib.models import VSEConfig  # noqa: E402
 from itmlib.papers.ncs_sam import sam_margin_samples, summarize_margins  # noqa: E402
-from itmlib.train import TrainConfig, evaluate  # noqa: E402
+from itmlib.training.train import TrainConfig, evaluate  # noqa: E402
 
 TINY = dict(epochs=1, batch_size=32, model=VSEConfig(embed_dim=16, word_dim=16, hidden_dim=32))
 
@@ -242,7 +242,7 @@ def test_summarize_margins_by_hand():
 
 
 def test_checkpoint_name_is_one_safe_folder_name():
-    from itmlib.grid import checkpoint_name
+    from itmlib.training.grid import checkpoint_name
     assert checkpoint_name("MT+GM (w/ phrases)") == "MTpGM_w_phrases"  # a '/' nested folders before
     assert checkpoint_name("VSE++ + SAM") == "VSEpp_p_SAM"
     assert checkpoint_name("tau=5 soft +T") == "tau=5_soft_pT"
@@ -267,7 +267,7 @@ def test_local_workers_run_without_dasks_malloc_trim_threshold(tmp_path, tiny, m
     per epoch on a worker than inline (bench_executor.py); a stock cluster also leaks it into our process."""
     import os
 
-    from itmlib.grid import worker_environ
+    from itmlib.training.grid import worker_environ
 
     assert "MALLOC_TRIM_THRESHOLD_" not in worker_environ(1) and worker_environ(2)["OMP_NUM_THREADS"] == 2
     monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")                 # as a stock cluster leaves it
@@ -285,7 +285,7 @@ def test_local_workers_run_without_dasks_malloc_trim_threshold(tmp_path, tiny, m
 
 
 def test_bad_executors_name_the_forms():
-    from itmlib.grid import parse_executor
+    from itmlib.training.grid import parse_executor
 
     assert parse_executor("inline") == ("inline", None) and parse_executor("processes:3") == ("processes", 3)
     assert parse_executor("dask:tcp://10.0.0.1:8786") == ("dask", "tcp://10.0.0.1:8786")
@@ -296,8 +296,8 @@ def test_bad_executors_name_the_forms():
 
 
 def test_grid_progress_says_what_trains_what_loads_and_the_eta(tmp_path, tiny, capsys):
-    from itmlib.progress import GridProgress, MemberStatus
-    from itmlib.train import epochs_done
+    from itmlib.training.progress import GridProgress, MemberStatus
+    from itmlib.training.train import epochs_done
 
     tr, dv = tiny
     cfgs = {"VSE++": TrainConfig(loss="triplet", data="w", **{**TINY, "epochs": 2})}
@@ -312,8 +312,8 @@ def test_grid_progress_says_what_trains_what_loads_and_the_eta(tmp_path, tiny, c
     assert again[0].startswith("[grid] 2 members: 2 from checkpoints, 0 partly trained, 0 to train (0 of 4")
     assert again[1] == "[grid] 1/2 VSE++, fraction 1, seed 0: from checkpoint"
     assert again[2].startswith("[grid] 1/2 VSE++, fraction 1, seed 0: loaded and evaluated in")
-    from itmlib.grid import _member_config
-    from itmlib.train import checkpoint_folder
+    from itmlib.training.grid import _member_config
+    from itmlib.training.train import checkpoint_folder
 
     _, c = _member_config(cfgs["VSE++"], tr, 1.0, 0)
     assert json.loads((checkpoint_folder(c, "VSEpp", tmp_path) / "progress.json").read_text()) == {"epoch": 2, "epochs": 2,
@@ -339,7 +339,8 @@ def test_grid_progress_says_what_trains_what_loads_and_the_eta(tmp_path, tiny, c
 def test_grid_progress_goes_to_the_progress_file_when_a_runner_watches(tmp_path, monkeypatch, capsys):
     """Under `python -m itmlib.course.notebooks run` (ITM_PROGRESS_LOG set) the per-member lines go to the file the runner
     prints to its terminal, not to the notebook's output."""
-    from itmlib.progress import GridProgress, MemberStatus, log_line
+    from itmlib.console import log_line
+    from itmlib.training.progress import GridProgress, MemberStatus
 
     log = tmp_path / "progress.log"
     monkeypatch.setenv("ITM_PROGRESS_LOG", str(log))
@@ -406,7 +407,7 @@ def test_member_records_stand_in_for_training_and_give_the_same_tables(tmp_path,
     the members it holds are neither trained nor evaluated, and the tables are the same bytes."""
     import shutil
 
-    from itmlib.grid import member_record_path
+    from itmlib.training.grid import member_record_path
 
     tr, dv = tiny
     cfgs = {"VSE++": TrainConfig(loss="triplet", data="w", **TINY),
@@ -455,7 +456,7 @@ def test_a_record_of_a_resumed_member_states_its_whole_training_time(tmp_path, t
     spent training, not just this call's evaluation; where a checkpoint predates keeping them, null."""
     import torch
 
-    from itmlib.grid import member_record_path
+    from itmlib.training.grid import member_record_path
 
     tr, dv = tiny
     cfg = TrainConfig(loss="triplet", data="w", **TINY)
@@ -478,8 +479,8 @@ def test_a_record_of_a_resumed_member_states_its_whole_training_time(tmp_path, t
 
 
 def test_a_figure_record_stands_in_for_retraining_its_model(tmp_path):
-    from itmlib.grid import figure_record
-    from itmlib.train import TrainConfig
+    from itmlib.training.grid import figure_record
+    from itmlib.training.train import TrainConfig
 
     calls = []
 

@@ -114,7 +114,7 @@ def findings_markdown(table: pd.DataFrame) -> str:
 def paper_conclusions(table: pd.DataFrame) -> str:
     """A line or two per paper for the top README: counts and the headline claims' verdicts, a claim judged
     again on real captions (``real_<id>``, :func:`itmlib.claims.replayed_claims`) beside its first verdict."""
-    from ..claims import replayed_from
+    from ..claims.registry import replayed_from
 
     def listed(rows: pd.DataFrame) -> list[str]:
         verdicts = dict(zip(rows.id, rows.verdict.map(verdict_kind)))
@@ -167,7 +167,7 @@ def rejudge_committed(notebook: str, results_dir: str = "results", table: str = 
     """Re-judge ``<results_dir>/<notebook>/<table>.csv`` in place by :func:`rejudge_claims`, header
     kept (``python -m itmlib.course.summary NOTEBOOK ...``); returns the new table."""
     from .results import read_table, write_table
-    from ..verdicts import rejudge_claims
+    from ..claims.judge import rejudge_claims
 
     meta, df = read_table(f"{results_dir}/{notebook}/{table}.csv")
     meta = {k: v for k, v in meta.items() if k not in ("table", "itmlib")}

@@ -1,16 +1,16 @@
 """Explore a grid's ablations from its committed member records, without training anything.
 
-Every finished grid member leaves a record in ``results/<notebook>/members/`` (:func:`itmlib.grid.run_grid`):
+Every finished grid member leaves a record in ``results/<notebook>/members/`` (:func:`itmlib.training.grid.run_grid`):
 its config as trained, its per-epoch dev history and its test rows. This module reads them as a table a
 reader can slice by the knobs the grid varies:
 
 - :func:`ablation_table` - the members whose config matches the knobs given (``tau=3.0, sampling="soft"``),
   one row per member and seed, with the test metrics, ``seed``, ``best_epoch`` and ``seconds``;
-- :func:`arm_training` - whether each arm of those members trained (:mod:`itmlib.convergence`: seeds, epochs,
+- :func:`arm_training` - whether each arm of those members trained (:mod:`itmlib.training.convergence`: seeds, epochs,
   best epochs, the dev metric's gain over the last two epochs, ``converged`` / ``still rising`` /
   ``selected at epoch 1``);
 - :func:`compare` - the paired seed differences of any two settings, judged by the course's one rule
-  (:func:`itmlib.verdicts.claim_verdict`: the 95% interval of the mean paired difference);
+  (:func:`itmlib.claims.verdicts.claim_verdict`: the 95% interval of the mean paired difference);
 - :func:`ablations` - an ipywidgets view: one dropdown per knob, a metric selector, the matching members,
   their dev curves and the comparison with a second setting. Under papermill or nbconvert (no widget
   front end) it shows the plain tables instead, so no widget state lands in an executed copy;
@@ -48,7 +48,7 @@ _NOT_KNOBS = {"seed", "data", "record", "evaluation", "written", "seconds", "mem
 def _flat_config(cfg: dict[str, Any]) -> dict[str, Any]:
     """A stored config flattened: the training fields (defaults filled in for fields left out of the hash)
     and the model's fields (``model_kind``; a model field named like a training field gets ``model_``)."""
-    from ..train import _LATER_FIELDS, _LATER_MODEL_FIELDS
+    from ..training.train import _LATER_FIELDS, _LATER_MODEL_FIELDS
 
     out = {**_LATER_FIELDS, **{k: v for k, v in cfg.items() if k != "model"}}
     model = {**_LATER_MODEL_FIELDS, **cfg.get("model", {})}
@@ -161,10 +161,10 @@ def ablation_table(notebook: str, *, results_dir: str = "results", **knob_values
 
 
 def arm_training(notebook: str, records: Any = None, *, results_dir: str = "results") -> pd.DataFrame:
-    """:func:`itmlib.convergence.arm_table` of the committed member records of ``notebook`` (only the record
+    """:func:`itmlib.training.convergence.arm_table` of the committed member records of ``notebook`` (only the record
     files named in ``records``, e.g. an :func:`ablation_table`'s ``record`` column, where given): one row per
     arm with its seeds, budget, epochs, best epochs, the dev gain over the last two epochs and its state."""
-    from ..convergence import arm_table
+    from ..training.convergence import arm_table
 
     folder = repo_root() / results_dir / notebook / "members"
     names = None if records is None else set(records)
@@ -175,9 +175,9 @@ def arm_training(notebook: str, records: Any = None, *, results_dir: str = "resu
 
 def compare(notebook: str, base: dict[str, Any], new: dict[str, Any], metric: str = "rsum", *,
             expect: str = "higher", results_dir: str = "results") -> dict[str, Any]:
-    """``new`` against ``base`` on ``metric``, paired by seed and judged by :func:`itmlib.verdicts.claim_verdict`
+    """``new`` against ``base`` on ``metric``, paired by seed and judged by :func:`itmlib.claims.verdicts.claim_verdict`
     (the 95% interval of the mean paired difference). Each side must pick one member per seed."""
-    from ..verdicts import claim_verdict
+    from ..claims.verdicts import claim_verdict
 
     sides = []
     for name, sel in (("base", base), ("new", new)):
@@ -340,7 +340,7 @@ def train_setting(notebook: str, scale: str = "smoke", *, seed: int = 0, epochs:
     from ..data import load_dataset
     from ..papers.ncs_sam import vse_config
     from ..relevance import eval_relevance
-    from ..train import TrainConfig, evaluate, train
+    from ..training.train import TrainConfig, evaluate, train
 
     t = ablation_table(notebook, results_dir=results_dir, **knob_values)
     t = t[t.source.str.startswith("committed")]

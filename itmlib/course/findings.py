@@ -46,7 +46,7 @@ def beside_synthetic(claims: pd.DataFrame) -> pd.DataFrame:
     """A replayed claims table (:func:`itmlib.claims.replayed_claims`) as a reader compares it: each claim, the
     paper's numbers, the synthetic world's committed verdict (the original claim's, in its own notebook) and
     this world's, side by side."""
-    from ..claims import claim, replayed_from
+    from ..claims.registry import claim, replayed_from
 
     rows = []
     for r in claims.to_dict("records"):
@@ -67,7 +67,7 @@ def verdict_sentence(claims: pd.DataFrame) -> str:
     """One line drawn from a claims table: how many of the paper's claims hold, do not hold, are inconclusive
     or not judged - headline claims, our controls, illustrations and deterministic checks named apart (what a
     reader must take away)."""
-    from ..claims import claim as find
+    from ..claims.registry import claim as find
     from .summary import VERDICT_KINDS, verdict_kind
 
     if "verdict" not in claims.columns:

@@ -8,7 +8,7 @@ papermill there; their relative paths are resolved against the repo root.
 
 Progress: each notebook's start says how long its last run at this scale took (``timings.json`` in the
 output folder), and the grids inside print a line per member - training or loaded from its checkpoint,
-with an ETA - to this terminal (:mod:`itmlib.progress`, through the file ``ITM_PROGRESS_LOG``); the
+with an ETA - to this terminal (:mod:`itmlib.training.progress`, through the file ``ITM_PROGRESS_LOG``); the
 executed notebook keeps one line per grid, and tqdm bars are off (``TQDM_DISABLE``), so no progress
 clutter is saved.
 
@@ -31,7 +31,7 @@ from typing import Any, Iterator
 
 from ..config import check_choice, SCALES
 from ..paths import repo_root, resolve_path
-from ..progress import format_duration
+from ..console import format_duration
 from .params import cli_value
 
 __all__ = ["NOTEBOOKS", "notebook_paths", "scale_overrides", "run_notebook", "clean_executed", "keep_executed", "main"]
@@ -222,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.threads is not None:
         if args.threads < 1:
             ap.error(f"--threads must be >= 1, got {args.threads}")
-        # the kernel inherits this environment; a grid's own workers set theirs (itmlib.grid.worker_environ)
+        # the kernel inherits this environment; a grid's own workers set theirs (itmlib.training.grid.worker_environ)
         os.environ.update({v: str(args.threads) for v in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")})
     overrides = scale_overrides(args.scale)
     extra = {k: cli_value(v) for k, v in args.param}

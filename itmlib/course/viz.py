@@ -70,7 +70,7 @@ def show_word_grounding(ax: Any, ds: ITMDataset, caption: int, regions: Any, reg
     region, labelled with the word and its cosine. Returns (word, region slot, cosine) per word."""
     from matplotlib.patches import Rectangle
 
-    from ..grounding import word_region_scores
+    from ..metrics.grounding import word_region_scores
     from ..models.vocab import tokenize
 
     image = int(ds.img_of_caption[caption])
@@ -166,7 +166,7 @@ def _fmt_num(v: float) -> str:
 
 def compact(table: Any, index: list[str], metrics: tuple[str, ...] = ("rsum", "nsum"), *,
             paper: dict[str, str] | None = None) -> Any:
-    """A summarised table (:func:`itmlib.verdicts.summarize`, with ``<metric>_std`` and ``seeds``) as a reader
+    """A summarised table (:func:`itmlib.claims.verdicts.summarize`, with ``<metric>_std`` and ``seeds``) as a reader
     needs it: the ``index`` columns, each metric as "mean ± std", the seeds, each seed's best epoch (where the
     table has ``best epochs``), and the paper's number beside (``paper``: metric -> the column holding the
     paper's value). Other columns are left out (the full table is committed as CSV)."""
@@ -190,7 +190,7 @@ def compact(table: Any, index: list[str], metrics: tuple[str, ...] = ("rsum", "n
 
 
 def claims_view(claims: Any) -> Any:
-    """A claims table (:data:`itmlib.verdicts.CLAIM_COLUMNS`) as a reader reads it: the claim, the paper's
+    """A claims table (:data:`itmlib.claims.verdicts.CLAIM_COLUMNS`) as a reader reads it: the claim, the paper's
     numbers, ours, the seeds, the verdict (with its interval) and whether its arms trained; the rest is in
     the committed CSV."""
     cols = [c for c in ("claim", "paper (model vs baseline)", "ours (model vs baseline)", "seeds", "verdict", "training")

@@ -31,7 +31,7 @@ Construction (:func:`load_coco_scenes`):
 * gold caption graphs (lemmas of the parse) for the scene-graph F1 relevance, as the synthetic world's, with
   ``grounding`` (a caption's object -> the image's object of its category, where the image has one of it) and
   ``image_extras["object_region"]`` (each object's region), so word grounding is measured as on the synthetic
-  world (:mod:`itmlib.grounding`).
+  world (:mod:`itmlib.metrics.grounding`).
 """
 
 from __future__ import annotations
@@ -262,7 +262,7 @@ def load_coco_scenes(split: str, *, scale: str = "smoke", seed: int = 0,
 def scene_statistics(ds: ITMDataset) -> dict[str, float]:
     """What one split of the world holds, for a reader: its size, the objects, relations and regions of an
     image (means), the share of objects outside the named categories, how many of a caption's objects are
-    grounded in one region (its ``grounding``; :mod:`itmlib.grounding` keeps those whose word occurs once), and
+    grounded in one region (its ``grounding``; :mod:`itmlib.metrics.grounding` keeps those whose word occurs once), and
     (test split) how many human-verified positives a caption has beyond its
     own image (CxC, ECCV Caption)."""
     objs = ds.image_extras["objects"]

@@ -20,7 +20,7 @@ from .recall import retrieval_recall
 from .kway import k_way_accuracy, neighbor_distance, neighborhood_preservation
 from .semantic import ncs, semantic_recall
 
-#: the metric bundle every trained model is evaluated on (:func:`itmlib.train.evaluate`): Recall@K
+#: the metric bundle every trained model is evaluated on (:func:`itmlib.training.train.evaluate`): Recall@K
 #: (R^V, percent) and NCS@K (percent, SPICE-analogue relevance) both ways, their sums, Nsum without GT items
 METRIC_COLUMNS = ["i2t_r1", "i2t_r5", "i2t_r10", "t2i_r1", "t2i_r5", "t2i_r10", "rsum",
                   "i2t_n1", "i2t_n5", "i2t_n10", "t2i_n1", "t2i_n5", "t2i_n10", "nsum", "nsum_nogt"]

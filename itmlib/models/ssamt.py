@@ -30,7 +30,7 @@ a step encodes 3B pairs (:meth:`SSAMTModel.batch_loss`).
 
 Choices the paper leaves open (its numbers of sec. 3.2 were lost in extraction): sizes are
 the course's scale (one config below), Adam with the paper's linear warm-up/decay schedule per
-phase (:func:`itmlib.train.linear_lr`; peak 1e-3, not the paper's 2e-4 / 6e-4:
+phase (:func:`itmlib.training.train.linear_lr`; peak 1e-3, not the paper's 2e-4 / 6e-4:
 :func:`itmlib.papers.ssamt.ssamt_config` says why), local score as the mean of its two parts, the phrase score of
 a pair (Table 4) as the *lowest* s(p, I) over its parts, the input embeddings shared by both
 encoders. A cross-modal encoder cannot score all pairs of a test split on a CPU: evaluation
@@ -107,7 +107,7 @@ class SSAMTConfig:
 
     def phase_one(self) -> "SSAMTConfig":
         """The config of phase 1 alone: fields only the inter phase reads set to their defaults, so that
-        every arm agreeing on the intra encoders shares one phase-1 run (:func:`itmlib.train.train`)."""
+        every arm agreeing on the intra encoders shares one phase-1 run (:func:`itmlib.training.train.train`)."""
         return dataclasses.replace(self, **{f: getattr(SSAMTConfig, f) for f in _INTER_ONLY})
 
 

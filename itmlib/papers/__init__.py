@@ -15,7 +15,7 @@
 A paper module holds what is the paper's alone: its configs sized by scale, its
 evaluation bundle, its analyses and the joins that put its numbers beside ours. Its
 claims are data (``itmlib/paper_numbers/claims_<paper>.yaml``, read by
-:mod:`itmlib.claims`, judged by :func:`itmlib.verdicts.judge_claims`). Models and
+:mod:`itmlib.claims`, judged by :func:`itmlib.claims.verdicts.judge_claims`). Models and
 losses keep their own files (:mod:`itmlib.models`, :mod:`itmlib.losses`); grids are
-:mod:`itmlib.grid`; seed statistics and verdicts :mod:`itmlib.verdicts`.
+:mod:`itmlib.training.grid`; seed statistics and verdicts :mod:`itmlib.claims.verdicts`.
 """

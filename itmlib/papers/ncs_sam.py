@@ -34,7 +34,7 @@ from ..data.base import ITMDataset
 from ..metrics import semantic_recall
 from ..models.vse import VSEConfig, VSEModel
 from ..paper_numbers import paper_table
-from ..train import TrainConfig, TrainResult, score_batch
+from ..training.train import TrainConfig, TrainResult, score_batch
 
 __all__ = ["vse_config", "ablation_settings", "sam_configs", "SCARCE_ARMS", "scarce_configs", "SCARCE_RECIPE", "recipe_configs",
            "paper_scarcity", "choose_fractions", "by_control", "scarce_schedule", "label_fractions", "sam_margin_samples",
@@ -44,7 +44,7 @@ __all__ = ["vse_config", "ablation_settings", "sam_configs", "SCARCE_ARMS", "sca
 
 
 def vse_config(scale: str, *, epochs: int | None = None, data: str = "", **overrides) -> TrainConfig:
-    """A VSE++ :class:`~itmlib.train.TrainConfig` sized by the named scale (epochs, batch, embedding)."""
+    """A VSE++ :class:`~itmlib.training.train.TrainConfig` sized by the named scale (epochs, batch, embedding)."""
     sc = get_scale(scale)
     model = VSEConfig(embed_dim=sc.embed_dim, word_dim=min(300, sc.embed_dim), hidden_dim=2 * sc.embed_dim)
     return TrainConfig(epochs=epochs or sc.epochs, batch_size=sc.batch_size, data=data, model=model, **overrides)
@@ -93,7 +93,7 @@ def sam_margin_samples(result: TrainResult, ds: ITMDataset, *, tau: float = 5.0,
 
     Per batch (``batch_size`` captions c_p drawn without replacement, with their images p)
     the trained model of ``result`` scores every image against every caption
-    (:func:`~itmlib.train.score_batch`, the training loop's own step); each sampling picks
+    (:func:`~itmlib.training.train.score_batch`, the training loop's own step); each sampling picks
     the negative caption c_m of every image anchor p, whose margin is
     α = (φ(G_p, c_p) - φ(G_p, c_m)) / τ (eq. 7 as printed names it α_t2i; φ = CIDEr-D of
     :func:`~itmlib.losses.phi_index`, i.e. ``ds``'s own document frequencies). ``ds``
@@ -418,7 +418,7 @@ def tables45_paper() -> pd.DataFrame:
 
 
 def positives_evaluator(test_ds: ITMDataset, relevance: np.ndarray | None, *, device: str = "auto"):
-    """An ``evaluate_fn`` for :func:`itmlib.grid.run_grid`: the default evaluation (Recall, NCS with
+    """An ``evaluate_fn`` for :func:`itmlib.training.grid.run_grid`: the default evaluation (Recall, NCS with
     ``relevance``) plus, for every set of human-verified positives ``test_ds`` carries (CxC, ECCV Caption on
     real COCO ids), mAP@R and R-Precision both ways (:func:`itmlib.metrics.map_at_r`, checked against
     ``eccv_caption``'s own function), columns ``<set>_<direction>_map_at_r`` / ``..._r_precision``. On a
@@ -426,7 +426,7 @@ def positives_evaluator(test_ds: ITMDataset, relevance: np.ndarray | None, *, de
     ECCV benchmark's numbers, which rank all 5,000 images."""
     from ..config import array_key, resolve_device
     from ..metrics import map_at_r
-    from ..train import evaluate
+    from ..training.train import evaluate
 
     dev = resolve_device(device)
 

@@ -4,7 +4,7 @@ everything notebook 07 runs, in one place.
 - :data:`ARMS` - the methods of Tables 1, 2 and 4 (and our control arm) as
   :class:`~itmlib.models.semnbr.NbrConfig` settings; :func:`nbr_config` / :func:`arm_configs`
   size them by scale (the VSE++ towers of notebook 03).
-- :func:`nbr_evaluator` - the paper's evaluation for :func:`~itmlib.grid.run_grid`: k-way
+- :func:`nbr_evaluator` - the paper's evaluation for :func:`~itmlib.training.grid.run_grid`: k-way
   accuracy (5-way on the non-literal world, 100-way on the literal one, several seeded
   draws), neighbourhood preservation at ``k`` (Table 3; non-literal world), and Recall.
 - :func:`test_omega` - Ω vectors of the test texts from the Doc2Vec trained on the training texts.
@@ -31,7 +31,7 @@ from ..data.base import ITMDataset
 from ..metrics import k_way_accuracy, neighbor_distance, neighborhood_preservation, retrieval_recall
 from ..models.semnbr import NbrConfig
 from ..relevance.doc2vec import Doc2VecSettings, doc_vectors, train_doc2vec
-from ..train import TrainConfig, TrainResult
+from ..training.train import TrainConfig, TrainResult
 
 __all__ = ["ARMS", "D2V_TAGS", "split_arm", "SETTINGS", "TABLE1", "TABLE2", "TABLE4", "CONTROL", "nbr_config",
            "arm_configs", "nbr_evaluator", "test_omega", "caption_neighbor_recall", "with_paper_columns", "kway_k",
@@ -123,7 +123,7 @@ def split_arm(arm: str) -> tuple[str, str | None]:
 
 def nbr_config(scale: str, arm: str, *, data: str = "", epochs: int | None = None, d2v_mode: str = "code",
                lr: float | None = None, warmup_epochs: int = 1, patience: int = 0, **model: Any) -> TrainConfig:
-    """The :class:`~itmlib.train.TrainConfig` of method ``arm`` (:data:`ARMS`, optionally tagged with a Doc2Vec
+    """The :class:`~itmlib.training.train.TrainConfig` of method ``arm`` (:data:`ARMS`, optionally tagged with a Doc2Vec
     output layer, e.g. ``"OURS (DBOW)"``: :func:`split_arm`) at a scale: notebook 03's VSE++ sizes, optimiser
     and epochs, the neighbour loss and Doc2Vec settings of the paper. ``lr`` (None: VSE++'s 1e-3),
     ``warmup_epochs`` (epochs over all negatives before the hardest, for the arms with a hinge) and ``patience``
@@ -156,7 +156,7 @@ def test_omega(train_ds: ITMDataset, test_ds: ITMDataset, settings: Doc2VecSetti
 def nbr_evaluator(test_ds: ITMDataset, *, omega: np.ndarray | None = None, preservation_k: int = 200,
                   n_draws: int = 5, seed: int = 0, device: str = "cpu"
                   ) -> Callable[[str, TrainResult, ITMDataset], list[dict[str, Any]]]:
-    """:func:`~itmlib.grid.run_grid`'s ``evaluate_fn``: k-way accuracy both ways (:func:`kway_k`),
+    """:func:`~itmlib.training.grid.run_grid`'s ``evaluate_fn``: k-way accuracy both ways (:func:`kway_k`),
     Recall, and with ``omega`` (Ω of the test texts, one text per image) neighbourhood preservation of
     images (``np_img``: an image's reference is its article's Ω) and texts (``np_txt``) at ``preservation_k``,
     and how close M keeps each sample's 10 Ω-neighbours relative to a random pair (``nd_img``, ``nd_txt``:

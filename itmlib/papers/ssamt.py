@@ -3,7 +3,7 @@
 Notebook 06. The phrase labels and their positive/negative split live in
 :mod:`itmlib.relevance.phrases`, the mask transformer in :mod:`itmlib.models.ssamt`, the
 losses (eqs. 1-4) in :mod:`itmlib.losses.phrase`; training is the course's one loop
-(:func:`itmlib.train.train`, which runs SSAMT's phase 1 once for every arm that shares it).
+(:func:`itmlib.training.train.train`, which runs SSAMT's phase 1 once for every arm that shares it).
 
     L = λ_GM L_GM + λ_LM L_LM + λ_PM L_PM          (eq. 4)
     S(I, T) = s_intra + λ_inter s_inter + λ_loc s_loc   (eq. 5)
@@ -37,7 +37,7 @@ import pandas as pd
 from ..config import array_key, check_choice, check_fraction, check_positive, get_scale, resolve_device
 from ..data.base import CAPTIONS_PER_IMAGE, ITMDataset
 from ..models.ssamt import SSAMTConfig
-from ..train import TrainConfig, TrainResult, evaluate
+from ..training.train import TrainConfig, TrainResult, evaluate
 
 __all__ = ["ARMS", "arm_name", "relative_fractions", "PAPER_NAMES", "ssamt_config", "fixed_updates", "scaled_epochs", "table3_configs",
            "negative_pairs", "mismatch_accuracy", "mask_of_pair",
@@ -64,7 +64,7 @@ def arm_name(arm: str, phrases: bool) -> str:
 
 def ssamt_config(scale: str, *, arm: str = "+PM", phrases: bool = True, data: str = "", epochs: int | None = None,
                  intra_epochs: int | None = None, lr: float = 1e-3, intra_lr: float = 0.0, **model: Any) -> TrainConfig:
-    """An SSAMT :class:`~itmlib.train.TrainConfig` sized by scale: Table 3's ``arm`` with or without phrase nodes.
+    """An SSAMT :class:`~itmlib.training.train.TrainConfig` sized by scale: Table 3's ``arm`` with or without phrase nodes.
     ``epochs`` is the total (phase 1 + phase 2). The paper's schedule (sec. 3.2): Adam, each phase with a
     linear warm-up over a tenth of its updates (the paper: 1K of 10K) and a linear decay to 0. Its peaks on
     MS-COCO, 2e-4 intra and 6e-4 inter, go with batch sizes lost in extraction; at ours the smoke model
@@ -252,7 +252,7 @@ def false_phrases(ds: ITMDataset, text: dict[str, Any], images: np.ndarray, capt
 
 def ssamt_evaluator(test_ds: ITMDataset, test_relevance: np.ndarray | None, *, seed: int = 0, device: str = "cpu",
                     dev_ds: ITMDataset | None = None) -> Callable[[str, TrainResult, ITMDataset], list[dict[str, Any]]]:
-    """:func:`~itmlib.grid.run_grid`'s ``evaluate_fn`` for SSAMT runs: Recall and NCS (eq. 5 with re-ranking),
+    """:func:`~itmlib.training.grid.run_grid`'s ``evaluate_fn`` for SSAMT runs: Recall and NCS (eq. 5 with re-ranking),
     Table 4's accuracies - ranked against one sampled negative (``acc_*``) and, with ``dev_ds``, as a per-pair
     classifier whose thresholds are chosen on dev pairs sampled the same way (``thr_*``, ``thr0_*``:
     :func:`classifier_accuracy`) - and, with phrase nodes on the synthetic world, Figure 3's false-phrase rates."""

@@ -6,9 +6,9 @@ poolings :mod:`itmlib.models.alignment` (with A_ij = cos(v_i, s_j) over regions 
     MrSw (eq. 3): S(k, l) = Σ_j max_i A_ij          MwSr (eq. 3): S(k, l) = Σ_i max_j A_ij
     Symm (eq. 4): MrSw + MwSr                       MrAvgw (eq. 8): (1/|words|) Σ_j max_i A_ij
 
-grounding :mod:`itmlib.grounding`. This module holds the paper's scale sizes, its configs,
-the evaluation bundle of Tables 1/4 (Recall and NDCG@25 with ROUGE-L and SPICE-like
-relevance, grounding measured), the joins to the paper's rows and the query timings.
+grounding :mod:`itmlib.metrics.grounding` (the words it scores: :func:`grounding_targets`). This module
+holds the paper's scale sizes, its configs, the evaluation bundle of Tables 1/4 (Recall and NDCG@25 with
+ROUGE-L and SPICE-like relevance, grounding measured), the joins to the paper's rows and the query timings.
 """
 
 from __future__ import annotations
@@ -21,12 +21,13 @@ import pandas as pd
 from ..config import array_key, get_scale, resolve_device
 from ..data.base import ITMDataset
 from ..models.teran import TERANConfig
+from ..models.vocab import tokenize
 from ..paper_numbers import paper_table
 from ..relevance import eval_relevance, eval_rouge
-from ..timing import timed
-from ..train import TrainConfig, TrainResult
+from ..training.timing import timed
+from ..training.train import TrainConfig, TrainResult
 
-__all__ = ["TERAN_SIZES", "teran_config", "teran_dev_relevance", "comparison_configs", "TUNED_BERT", "recall_ndcg",
+__all__ = ["grounding_targets", "TERAN_SIZES", "teran_config", "teran_dev_relevance", "comparison_configs", "TUNED_BERT", "recall_ndcg",
            "teran_evaluator", "PAPER_ROWS", "with_paper_columns", "query_times"]
 
 # TERAN sizes per scale (paper and public code: joint 1024, visual TE 4 layers at d_model 2048, FF 2048, BERT
@@ -46,7 +47,7 @@ TERAN_SIZES: dict[str, dict[str, Any]] = {
 def teran_config(scale: str, *, epochs: int | None = None, data: str = "", lr: float | None = None,
                  warmup_epochs: int = 1, select_by: str = "ndcg", lr_warmup_iters: int = 0, patience: int = 0,
                  **model_options: Any) -> TrainConfig:
-    """A TERAN :class:`~itmlib.train.TrainConfig` sized by the scale; ``model_options`` override
+    """A TERAN :class:`~itmlib.training.train.TrainConfig` sized by the scale; ``model_options`` override
     :class:`~itmlib.models.teran.TERANConfig` fields (pooling, shared_weights, stopwords, text_encoder, ...).
 
     The best epoch is chosen by the dev NDCG sum as TERAN does (``select_by="ndcg"``, sec. 7; train
@@ -112,14 +113,14 @@ def recall_ndcg(sims: np.ndarray, ds: ITMDataset, relevances: Mapping[str, np.nd
 
 def teran_evaluator(relevances: Mapping[str, np.ndarray], *, device: str = "auto",
                     test_poolings: Mapping[str, str] | None = None, keep: dict[str, Any] | None = None):
-    """An ``evaluate_fn`` for :func:`itmlib.grid.run_grid`: Recall, NDCG per relevance and grounding
+    """An ``evaluate_fn`` for :func:`itmlib.training.grid.run_grid`: Recall, NDCG per relevance and grounding
     accuracy of a TERAN/TERN model on the test split.
 
     ``test_poolings`` maps a method label to a forced pooling: a model whose name starts
     the label is also scored that way (TERN "MrSw Test": a global-trained model scored by
     region-word alignment). ``keep`` (a dict) receives ``{method: (model, vocab, features)}``
     of the first seed each method is evaluated with (the figures reuse them)."""
-    from ..grounding import grounding_accuracy, grounding_targets
+    from ..metrics.grounding import grounding_accuracy
     from ..models.alignment import score_matrix
 
     device_name = resolve_device(device)
@@ -191,3 +192,25 @@ def query_times(features: Any, pooling: str = "mrsw", device: str = "cpu", n_que
     return {"images": n_i, "captions": n_t, "full_matrix_s": full, "image_query_s": float(np.mean(qi)),
             "caption_query_s": float(np.mean(qt))}
 
+
+def grounding_targets(ds: ITMDataset) -> pd.DataFrame:
+    """One row per unambiguous object noun: caption, word position (in :func:`tokenize` words),
+    word, image, true region slot (index into ``ds.regions[image]``)."""
+    if ds.graphs is None or "object_region" not in ds.image_extras:
+        raise ValueError(f"{ds.name}/{ds.split} has no word-to-object annotation (only the synthetic world has it)")
+    obj_region = ds.image_extras["object_region"]
+    rows = []
+    for c, (cap, g) in enumerate(zip(ds.captions, ds.graphs)):
+        if "grounding" not in g:
+            raise ValueError("caption graphs lack 'grounding': regenerate the synthetic cache (annotation schema 2)")
+        words = tokenize(cap)
+        img = int(ds.img_of_caption[c])
+        for _node, k, noun in g["grounding"]:
+            parts = tokenize(noun)
+            n = len(parts)
+            starts = [j for j in range(len(words) - n + 1) if words[j:j + n] == parts]
+            if len(starts) != 1:
+                continue
+            rows.append({"caption": c, "word_pos": starts[0] + n - 1, "word": noun, "image": img,
+                         "region": int(obj_region[img][k])})
+    return pd.DataFrame(rows, columns=["caption", "word_pos", "word", "image", "region"])

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
-from ..progress import bar
+from ..console import bar
 
 from ..paths import atomic_write, cache_dir
 

@@ -35,7 +35,7 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 import scipy.sparse as sp
-from ..progress import bar
+from ..console import bar
 
 from .ngrams import NgramTable
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Sequence
 
 import numpy as np
-from ..progress import bar
+from ..console import bar
 
 from .cider import _check_candidates, _check_refs
 

@@ -33,7 +33,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 import scipy.sparse as sp
 from ..paths import atomic_write_text, cache_dir
-from ..progress import bar
+from ..console import bar
 
 log = logging.getLogger(__name__)
 

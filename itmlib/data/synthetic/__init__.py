@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from ...progress import bar
+from ...console import bar
 
 from ...paths import cache_dir as default_cache_dir
 from ..base import CAPTIONS_PER_IMAGE, ITMDataset

@@ -25,42 +25,16 @@ import time
 from dataclasses import dataclass
 from typing import TextIO
 
-__all__ = ["GridProgress", "MemberStatus", "format_duration", "bar", "log_line"]
+from ..console import format_duration, log_line
 
-
-def log_line(text: str) -> None:
-    """Append ``text`` to the progress file ``ITM_PROGRESS_LOG`` (the terminal of ``make tables``) when it is set:
-    what a run trains is said where its operator watches, without cluttering the notebook."""
-    log = os.environ.get("ITM_PROGRESS_LOG")
-    if log:
-        with open(log, "a", encoding="utf-8") as fh:
-            fh.write(text.rstrip("\n") + "\n")
-
-
-def bar(iterable, *, enabled: bool = True, **kwargs):
-    """A tqdm progress bar (``tqdm.auto``: a widget in JupyterLab, text in a terminal) over ``iterable``,
-    closed when done; off when ``enabled`` is false or the environment sets ``TQDM_DISABLE`` (``make tables``
-    does, so no bar is saved in an executed notebook)."""
-    from tqdm.auto import tqdm
-
-    off = not enabled or os.environ.get("TQDM_DISABLE", "").lower() in ("1", "true", "yes")
-    return tqdm(iterable, disable=off, leave=False, **kwargs)
-
-
-def format_duration(seconds: float) -> str:
-    """``"42 s"``, ``"4.1 min"`` or ``"2.3 h"``."""
-    if seconds < 60:
-        return f"{seconds:.0f} s"
-    if seconds < 3600:
-        return f"{seconds / 60:.1f} min"
-    return f"{seconds / 3600:.1f} h"
+__all__ = ["GridProgress", "MemberStatus"]
 
 
 @dataclass
 class MemberStatus:
     """One grid member: its label, the epochs its checkpoints hold before the grid runs, its epochs, its
     training images (the weight of one of its epochs in the ETA), and whether its member record (rows and
-    history, see :func:`itmlib.grid.run_grid`) stands in for training and evaluating it."""
+    history, see :func:`itmlib.training.grid.run_grid`) stands in for training and evaluating it."""
     label: str
     done: int
     epochs: int

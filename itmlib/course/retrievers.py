@@ -20,7 +20,7 @@ from typing import Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from .data.base import CAPTIONS_PER_IMAGE
+from ..data.base import CAPTIONS_PER_IMAGE
 
 __all__ = ["random_scores", "noisy_oracle", "gt_first", "figure1_rankings", "tfidf_vectors", "caption_proxy"]
 

@@ -60,17 +60,17 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 import torch
-from .progress import bar, log_line
+from ..console import bar, log_line
 
-from .config import check_choice, check_positive, resolve_device
-from .data.base import ITMDataset
-from .losses import SAMPLINGS, batch_phi, phi_index, sam_loss, triplet_loss
-from .losses.triplet import positive_mask_from_ids
-from .metrics import ncs, ndcg, retrieval_recall
-from .data.inputs import region_inputs
-from .models import ITMModel, ModelConfig, VSEConfig, build_model, check_model_config
-from .models.vocab import Vocab
-from .paths import resolve_path
+from ..config import check_choice, check_positive, resolve_device
+from ..data.base import ITMDataset
+from ..losses import SAMPLINGS, batch_phi, phi_index, sam_loss, triplet_loss
+from ..losses.triplet import positive_mask_from_ids
+from ..metrics import ncs, ndcg, retrieval_recall
+from ..data.inputs import region_inputs
+from ..models import ITMModel, ModelConfig, VSEConfig, build_model, check_model_config
+from ..models.vocab import Vocab
+from ..paths import resolve_path
 
 __all__ = ["TrainConfig", "TrainResult", "train", "evaluate", "dev_scores", "config_hash", "score_batch", "DEV_NDCG_K",
            "linear_lr",

@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from .config import check_choice
+from ..config import check_choice
 
 __all__ = ["judged_pairs", "hardest_negatives", "matched_negatives", "binary_gt_pearson", "agreement_table", "all_pairs"]
 

@@ -30,7 +30,7 @@ the paper's results), ``control`` (our test of a mechanism the paper asserts: sh
 neighbours, grounding the paper shows only in pictures - listed beside the paper's claims, never counted
 among them), ``illustration`` (shown, never judged: e.g. a relevance judged against judgements simulated
 from the same scene graphs the metric reads) or ``check`` (a definition verified, true by construction).
-:func:`itmlib.verdicts.judge_claims` judges them; the notebooks type no claim and no paper number (a test
+:func:`itmlib.claims.verdicts.judge_claims` judges them; the notebooks type no claim and no paper number (a test
 checks their code cells).
 """
 
@@ -43,7 +43,7 @@ from typing import Any, Mapping
 
 
 __all__ = ["Claim", "KINDS", "load_claims", "claim", "claims_for", "headline_methods", "paper_side", "paper_cells", "CLAIM_FILES",
-           "REAL_LANGUAGE", "replayed_claims", "replayed_from"]
+           "REAL_LANGUAGE", "replayed_claims", "replayed_from", "headline_grid"]
 
 #: paper key -> claims file beside the transcribed tables
 CLAIM_FILES = {"ncs_sam": "claims_ncs_sam.yaml", "teran": "claims_teran.yaml", "ssamt": "claims_ssamt.yaml",
@@ -203,12 +203,12 @@ def headline_methods(notebook: str, table: str = "runs") -> list[str]:
 
 def headline_grid(notebook: str, configs: Mapping[str, Any], *args: Any, seeds: range, headline_seeds: int,
                   table: str = "runs", **kw: Any) -> tuple[Any, Any]:
-    """:func:`~itmlib.grid.run_grid` of every config on ``seeds``, then of the arms of ``notebook``'s headline
+    """:func:`~itmlib.training.grid.run_grid` of every config on ``seeds``, then of the arms of ``notebook``'s headline
     claims (:func:`headline_methods`) on the seeds they still lack up to ``headline_seeds`` in all (seeds
     ``seeds.start`` .. ``seeds.start + headline_seeds - 1``): the runs and histories of both, concatenated."""
     import pandas as pd
 
-    from .grid import run_grid
+    from ..training.grid import run_grid
 
     runs, history = run_grid(configs, *args, seeds=seeds, **kw)
     more = range(seeds.stop, seeds.start + headline_seeds)
@@ -221,7 +221,7 @@ def headline_grid(notebook: str, configs: Mapping[str, Any], *args: Any, seeds: 
 
 def _select(spec: dict[str, Any], default_source: Any, column: Any, scale: float = 1.0) -> tuple[list[float], int]:
     """Values of ``column`` (one or a list) of the rows matching ``spec``; averaged when several rows match."""
-    from .paper_numbers import paper_rows
+    from ..paper_numbers import paper_rows
 
     spec = dict(spec)
     keys = spec.pop("source", default_source)

@@ -22,6 +22,9 @@ and ``wins_on_objects``, the share of words whose best region is *some* object's
 region, beside ``objects_share``, the share of regions that show an object at all
 (the rest are the detector's distractor regions): a model whose words prefer
 distractor regions grounds below chance.
+
+Which words are scored (the targets: object nouns that occur once in their caption, with their true region) is
+TERAN's home's :func:`itmlib.papers.teran.grounding_targets`; this module is the arithmetic on arrays.
 """
 
 from __future__ import annotations
@@ -30,33 +33,9 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .data.base import ITMDataset
-from .models.vocab import tokenize
+from ..data.base import ITMDataset
 
-__all__ = ["grounding_targets", "word_region_scores", "grounding_accuracy", "box_iou"]
-
-
-def grounding_targets(ds: ITMDataset) -> pd.DataFrame:
-    """One row per unambiguous object noun: caption, word position (in :func:`tokenize` words),
-    word, image, true region slot (index into ``ds.regions[image]``)."""
-    if ds.graphs is None or "object_region" not in ds.image_extras:
-        raise ValueError(f"{ds.name}/{ds.split} has no word-to-object annotation (only the synthetic world has it)")
-    obj_region = ds.image_extras["object_region"]
-    rows = []
-    for c, (cap, g) in enumerate(zip(ds.captions, ds.graphs)):
-        if "grounding" not in g:
-            raise ValueError("caption graphs lack 'grounding': regenerate the synthetic cache (annotation schema 2)")
-        words = tokenize(cap)
-        img = int(ds.img_of_caption[c])
-        for _node, k, noun in g["grounding"]:
-            parts = tokenize(noun)
-            n = len(parts)
-            starts = [j for j in range(len(words) - n + 1) if words[j:j + n] == parts]
-            if len(starts) != 1:
-                continue
-            rows.append({"caption": c, "word_pos": starts[0] + n - 1, "word": noun, "image": img,
-                         "region": int(obj_region[img][k])})
-    return pd.DataFrame(rows, columns=["caption", "word_pos", "word", "image", "region"])
+__all__ = ["word_region_scores", "grounding_accuracy", "box_iou"]
 
 
 def box_iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -1,8 +1,8 @@
 """Experiment grids, paper-agnostic: train every config on every (fraction, seed) subset.
 
-A grid member is one call of :func:`~itmlib.train.train` (idempotent: checkpoints are
+A grid member is one call of :func:`~itmlib.training.train.train` (idempotent: checkpoints are
 keyed by the config's hash, so a finished member is loaded, not retrained); the grid
-evaluates each on the test split with :func:`~itmlib.train.evaluate` (or a paper's own
+evaluates each on the test split with :func:`~itmlib.training.train.evaluate` (or a paper's own
 evaluation, ``evaluate_fn``) and returns one row per run. Seeds vary both the data
 subset and the initial weights.
 
@@ -18,7 +18,7 @@ evaluates it and returns its rows and history:
   filesystem they share.
 
 With ``progress=True`` every member says what it does - training (from which epoch) or loaded from its
-checkpoint - and the grid its ETA (:class:`~itmlib.progress.GridProgress`; inside ``make tables`` these
+checkpoint - and the grid its ETA (:class:`~itmlib.training.progress.GridProgress`; inside ``make tables`` these
 lines reach the terminal too).
 
 Tables are the same whichever executor: every member is seeded by its (config, seed) alone and
@@ -57,10 +57,10 @@ from typing import Any, Callable, Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from .config import array_key, check_fraction, device_label, resolve_device
-from .data.base import ITMDataset
-from .metrics import METRIC_COLUMNS
-from .paths import atomic_write_text, resolve_path
+from ..config import array_key, check_fraction, device_label, resolve_device
+from ..data.base import ITMDataset
+from ..metrics import METRIC_COLUMNS
+from ..paths import atomic_write_text, resolve_path
 from .progress import GridProgress, MemberStatus
 from .train import TrainConfig, TrainResult, config_dict, config_hash, epochs_done, evaluate, train
 
@@ -236,7 +236,7 @@ def run_grid(configs: Mapping[str, TrainConfig], train_ds: ITMDataset, dev_ds: I
     returns (test metrics, one row per run, and the training histories).
 
     Rows hold ``fraction``, ``seed``, ``method``, ``train_images``, ``best_epoch`` and the
-    metrics: :data:`~itmlib.metrics.METRIC_COLUMNS` of :func:`~itmlib.train.evaluate`
+    metrics: :data:`~itmlib.metrics.METRIC_COLUMNS` of :func:`~itmlib.training.train.evaluate`
     by default, or the rows ``evaluate_fn(name, result, test_ds)`` returns (each a dict
     of metrics; a row may set its own ``method``, e.g. a second scoring of one model).
 

@@ -24,7 +24,7 @@ half were selected at their first epoch (``selected at epoch f``). Why 1% over t
 seed-to-seed spread of a converged arm's dev metric is of that order, so a smaller gain would be lost in the
 spread the claim's interval already carries; why a majority of seeds: the verdict is on the arm's mean,
 which one seed's late gain moves by a fifth of it. These are the rules the claims' ``training`` column and
-the verdict gate of :func:`itmlib.verdicts.judge_claims` read.
+the verdict gate of :func:`itmlib.claims.verdicts.judge_claims` read.
 """
 
 from __future__ import annotations

@@ -1,0 +1,134 @@
+"""A notebook's claims judged on its run tables: :func:`judge_claims` (every claim of the notebook, the rule of
+:mod:`itmlib.claims.verdicts`, each claim's arms and whether they trained, :mod:`itmlib.training.convergence`)
+and :func:`rejudge_claims` (a committed claims table re-judged from its stored columns).
+
+A claim whose methods were not run stays in the table with the verdict "not run", so changing a notebook
+parameter can never make a claim vanish silently.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping
+
+import numpy as np
+import pandas as pd
+
+from .verdicts import (CLAIM_COLUMNS, LABELS, MIN_SEEDS, _r, claim_verdict, decide, format_verdict, mean_interval)
+
+__all__ = ["judge_claims", "rejudge_claims"]
+
+
+def _arms(training: Any, c: Any, rows: pd.DataFrame) -> tuple[str, list[str]]:
+    """(the ``;``-joined arm labels of a claim's rows of one method, the states of those that did not converge):
+    the rows' members (a pooled table's ``members`` column, else the method), fractions and seeds, and the
+    claim's ``where`` values that are config keys (:class:`itmlib.training.convergence.Training`)."""
+    if training is None or not len(rows):
+        return "", []
+    members = sorted({m for v in rows["members"] for m in str(v).split(";")}) if "members" in rows else \
+        sorted(set(rows.method))
+    by_images = "train_images" in rows and rows.train_images.notna().all()   # a fraction a table relabelled (06)
+    t = training.arms(members, fractions=rows.fraction.unique() if "fraction" in rows and not by_images else None,
+                      seeds=rows.seed.unique() if "seed" in rows else None,
+                      images=rows.train_images.unique() if by_images else None,
+                      recipe={k: v for k, v in c.where.items() if k != "fraction"})
+    return ";".join(t.arm), [f"{a}: {st}" for a, st in zip(t.arm, t.state) if st != "converged"]
+
+
+def judge_claims(notebook: str, tables: pd.DataFrame | Mapping[str, pd.DataFrame], *,
+                 claims: list[Any] | None = None, rename: Mapping[str, str] | None = None,
+                 records: Any = None) -> pd.DataFrame:
+    """The claims table of ``notebook``: every claim of ``itmlib/paper_numbers/claims_*.yaml``
+    that names this notebook, judged on this run's ``tables`` by :func:`claim_verdict`.
+
+    ``tables``: one run table, or a mapping table name -> run table when the claims of the
+    notebook read several (a claim's ``table:`` names it; default ``"runs"``). Each run
+    table has ``method`` and ``seed`` columns and the claims' metric columns. ``rename``
+    maps a claim's method names to this run's (e.g. a notebook parameter chose another
+    main model). A claim whose methods are absent keeps its row, verdict ``"not run"``.
+
+    ``records`` (the notebook's ``members/`` folder, or a :class:`~itmlib.training.convergence.Training`) names each
+    claim's arms (``model_arms``, ``baseline_arms``) and their ``training``: ``converged``, or the arms that
+    did not train and why. **The gate**: a claim resting on an arm that is still rising or was selected at
+    its first epoch reads ``not judged (still rising)`` / ``not judged (selected at epoch 1)``, never a
+    verdict; one on fewer than :data:`MIN_SEEDS` seeds ``not judged (2 seeds)``, a headline claim on fewer
+    than :data:`HEADLINE_SEEDS` likewise.
+    """
+    from .registry import claims_for, paper_side
+    from ..training.convergence import Training
+
+    training = records if isinstance(records, Training) or records is None else Training.of(records)
+
+    frames = {"runs": tables} if isinstance(tables, pd.DataFrame) else dict(tables)
+    rename = dict(rename or {})
+    rows = []
+    for c in (claims if claims is not None else claims_for(notebook)):
+        if c.table not in frames:
+            raise ValueError(f"claim {c.id!r} reads run table {c.table!r}; given: {sorted(frames)}")
+        runs = frames[c.table]
+        if c.where and len(runs):                  # an empty table (the arms were not trained): "not run" below
+            for col, val in c.where.items():
+                if col not in runs.columns:
+                    raise ValueError(f"claim {c.id!r}: run table {c.table!r} has no column {col!r}")
+                runs = runs[np.isclose(runs[col], val)] if isinstance(val, float) else runs[runs[col] == val]
+        model, baseline = rename.get(c.model, c.model), rename.get(c.baseline, c.baseline) if c.baseline else ""
+        r = claim_verdict(runs, baseline, model, c.metric, c.expect, c.claim, paper_side(c), exact=c.exact,
+                          threshold=c.threshold, pair_by=c.pair_by, margin=c.margin, headline=c.headline) \
+            if len(runs) else None
+        if r is None:
+            absent = sorted({model, baseline} - set(runs.method) - {""}) if len(runs) else [f"rows with {c.where}"]
+            r = {"claim": c.claim, "paper (model vs baseline)": paper_side(c), "metric": c.metric, "model": model,
+                 "baseline": baseline, "ours (model vs baseline)": "", "difference": math.nan,
+                 "spread (std of paired diff)": math.nan, "ci_low": math.nan, "ci_high": math.nan, "seeds": 0,
+                 "verdict": f"not run ({', '.join(absent)} absent)"}
+        marms, mbad = _arms(training, c, runs[runs.method == model]) if len(runs) else ("", [])
+        barms, bbad = _arms(training, c, runs[runs.method == baseline]) if len(runs) and baseline else ("", [])
+        bad = mbad + bbad
+        state = "" if not (marms or barms) else "; ".join(bad) if bad else "converged"
+        v = str(r["verdict"])
+        judged = v.split(" (")[0] in LABELS and "deterministic" not in v
+        if c.kind == "illustration" and v.split(" (")[0] in LABELS:   # shown, never judged
+            r["verdict"] = "not judged (an illustration)"
+        elif judged and bad:
+            r["verdict"] = f"not judged ({bad[0].rsplit(': ', 1)[1]})"
+        rows.append({"id": c.id, "paper table": c.paper_table, **r, "note": c.note, "model_arms": marms,
+                     "baseline_arms": barms, "training": state})
+    return pd.DataFrame(rows, columns=CLAIM_COLUMNS)
+
+
+def rejudge_claims(table: pd.DataFrame) -> pd.DataFrame:
+    """A committed claims table re-judged by :func:`decide` from its own stored columns (mean
+    paired difference, its std, seeds): for tables whose run records are not committed.
+
+    Deterministic rows, rows not run, and non-deterministic ``at_most`` / ``at_least`` rows that
+    stored the worst seed rather than the mean (tables written before the interval rule; they
+    become inconclusive unless re-run) are handled as said; every other row gets ``ci_low``,
+    ``ci_high`` and a verdict from the interval. Claims are looked up by ``id``."""
+    from .registry import claim
+
+    out = table.copy()
+    for col in ("ci_low", "ci_high"):
+        if col not in out.columns:
+            out[col] = math.nan
+    for i, r in out.iterrows():
+        v = str(r["verdict"])
+        if "deterministic" in v or v.startswith("not run"):
+            continue
+        c = claim(str(r["id"]))
+        n = int(r["seeds"])
+        sd = float(r["spread (std of paired diff)"])
+        mean = float(r["difference"])
+        if c.expect in ("at_most", "at_least") and "(mean of" not in str(r["ours (model vs baseline)"]):
+            lo = hi = math.nan   # stored the worst seed, not the mean: nothing to build an interval on
+            label = "inconclusive" if n < MIN_SEEDS else None
+            if label is None:
+                raise ValueError(f"claim {c.id!r}: the committed row stores the worst of {n} seeds, not their mean; "
+                                 "re-run the notebook to judge it")
+            out.at[i, "verdict"] = f"inconclusive (n={n}, no interval: re-run to judge)"
+        else:
+            lo, hi = mean_interval(mean, sd, n)
+            m = (c.margin or 0.0) if c.expect == "same" else None
+            out.at[i, "verdict"] = format_verdict(decide(c.expect, lo, hi, n, m or 0.0), n, lo, hi,
+                                                  c.margin if c.expect == "same" else None)
+        out.at[i, "ci_low"], out.at[i, "ci_high"] = _r(lo), _r(hi)
+    return out[[c for c in CLAIM_COLUMNS if c in out.columns] + [c for c in out.columns if c not in CLAIM_COLUMNS]]
