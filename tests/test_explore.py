@@ -3,8 +3,7 @@
 import pandas as pd
 import pytest
 
-from itmlib.course.explore import ablation_table, ablations, compare, knobs, load_members
-from itmlib.claims.verdicts import claim_verdict
+from itmlib.course.explore import ablation_table, ablations, arm_training, compare_settings, knobs, load_members
 
 
 def test_ablation_table_slices_the_committed_records_by_knob():
@@ -25,15 +24,38 @@ def test_ablation_table_slices_the_committed_records_by_knob():
         load_members("01_recall_metrics")
 
 
-def test_compare_is_the_course_verdict_on_the_same_records():
-    base, new = {"method": "VSE++ (no SAM)"}, {"method": "tau=3 hard -T"}
-    got = compare("04_sam", base, new, "rsum")
-    m = load_members("04_sam")
-    runs = pd.concat([m[m.method == "VSE++ (no SAM)"].assign(method="base"), m[m.method == "tau=3 hard -T"].assign(method="new")])
-    ref = claim_verdict(runs[["seed", "method", "rsum"]], "base", "new", "rsum", "higher", "c", "p")
-    assert got["verdict"] == ref["verdict"] and got["difference"] == ref["difference"] and got["seeds"] == 3
+def _write_records(folder, members):
+    """Made-up member records: ``members`` maps (name, tau) to per-seed (rsum, dev curve)."""
+    import json
+
+    folder.mkdir(parents=True)
+    for (name, tau), seeds in members.items():
+        for seed, (rsum, curve) in enumerate(seeds):
+            rec = {"record": 1, "member": name, "fraction": 1.0, "seed": seed, "seconds": 1.0,
+                   "config": {"tau": tau, "epochs": len(curve), "select_by": "rsum", "seed": seed, "data": "d",
+                              "model": {"kind": "vse"}},
+                   "rows": [{"fraction": 1.0, "seed": seed, "method": name, "best_epoch": curve.index(max(curve)) + 1,
+                             "rsum": rsum}],
+                   "history": {"epoch": list(range(1, len(curve) + 1)), "dev_rsum": curve}}
+            (folder / f"{name}-{tau}-{seed}.json").write_text(json.dumps(rec))
+
+
+def test_compare_settings_pairs_seeds_and_judges_by_hand(tmp_path):
+    """Base rsum 100, 102, 104 and new 103, 104, 108: differences 3, 2, 4 -> mean 3, sd 1,
+    t(0.975, 2) = 4.303 -> CI 3 +- 4.303 / sqrt(3) = [0.516, 5.48]: holds; a setting matching two members
+    per seed is refused; and the arms' training is read off the same records."""
+    flat = [50.0, 60.0, 59.0, 58.0]
+    _write_records(tmp_path / "99_toy" / "members", {("base", 1.0): [(100.0, flat), (102.0, flat), (104.0, flat)],
+                                                      ("new", 1.0): [(103.0, flat), (104.0, flat), (108.0, flat)],
+                                                      ("new", 2.0): [(1.0, [1.0, 2.0, 3.0, 9.0])] * 3})
+    got = compare_settings("99_toy", {"method": "base"}, {"method": "new", "tau": 1.0}, results_dir=str(tmp_path))
+    assert got["difference"] == pytest.approx(3.0) and got["seeds"] == 3
+    assert (got["ci_low"], got["ci_high"]) == (pytest.approx(0.516, abs=1e-3), pytest.approx(5.484, abs=1e-3))
+    assert got["verdict"] == "holds (n=3, 95% CI [0.52, 5.48])"
     with pytest.raises(ValueError, match="several members per seed"):
-        compare("04_sam", {"tau": 3.0}, new, "rsum")
+        compare_settings("99_toy", {"method": "base"}, {"method": "new"}, results_dir=str(tmp_path))
+    states = arm_training("99_toy", results_dir=str(tmp_path)).set_index("arm").state
+    assert states["new@1[tau=2]"] == "still rising" and states["new@1[tau=1]"] == "converged"
 
 
 def test_the_widget_is_driven_by_its_dropdowns():
@@ -48,8 +70,9 @@ def test_the_widget_is_driven_by_its_dropdowns():
     ex.a["tau"].value, ex.a["sampling"].value = None, None
     ex.a["method"].value = "VSE++ (no SAM)"
     ex.b["method"].value = "tau=3 hard -T"
-    assert len(ex.table) == 3
-    assert ex.comparison["verdict"] == compare("04_sam", {"method": "VSE++ (no SAM)"}, {"method": "tau=3 hard -T"})["verdict"]
+    assert set(ex.table.method) == {"VSE++ (no SAM)"} and ex.table.seed.is_unique
+    assert ex.comparison["verdict"] == compare_settings("04_sam", {"method": "VSE++ (no SAM)"},
+                                                        {"method": "tau=3 hard -T"})["verdict"]
     ex.metric.value = "nsum"
     assert ex.comparison["metric"] == "nsum"
 

@@ -152,4 +152,10 @@ def test_render_draws_objects(test_split):
 
 
 def test_world_config_is_hashable_dataclass():
-    assert dataclasses.asdict(WorldConfig())["n_regions"] == 36
+    """A world's config keys caches: equal configs hash equal, a changed knob changes the hash, and it is frozen."""
+    a, b = WorldConfig(), WorldConfig()
+    assert dataclasses.asdict(a)["n_regions"] == 36
+    assert hash(a) == hash(b) and {a: 1}[b] == 1
+    assert hash(dataclasses.replace(a, n_regions=35)) != hash(a)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        a.n_regions = 1

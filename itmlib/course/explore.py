@@ -9,7 +9,7 @@ reader can slice by the knobs the grid varies:
 - :func:`arm_training` - whether each arm of those members trained (:mod:`itmlib.training.convergence`: seeds, epochs,
   best epochs, the dev metric's gain over the last two epochs, ``converged`` / ``still rising`` /
   ``selected at epoch 1``);
-- :func:`compare` - the paired seed differences of any two settings, judged by the course's one rule
+- :func:`compare_settings` - the paired seed differences of any two settings, judged by the course's one rule
   (:func:`itmlib.claims.verdicts.claim_verdict`: the 95% interval of the mean paired difference);
 - :func:`ablations` - an ipywidgets view: one dropdown per knob, a metric selector, the matching members,
   their dev curves and the comparison with a second setting. Under papermill or nbconvert (no widget
@@ -37,7 +37,7 @@ import pandas as pd
 
 from ..paths import repo_root
 
-__all__ = ["load_members", "knobs", "ablation_table", "arm_training", "compare", "ablations", "train_setting", "SESSION"]
+__all__ = ["load_members", "knobs", "ablation_table", "arm_training", "compare_settings", "ablations", "train_setting", "SESSION"]
 
 #: members trained in this session by :func:`train_setting` (smoke scale), per notebook
 SESSION: dict[str, list[dict[str, Any]]] = {}
@@ -173,8 +173,8 @@ def arm_training(notebook: str, records: Any = None, *, results_dir: str = "resu
     return arm_table([r for r in recs if "history" in r])
 
 
-def compare(notebook: str, base: dict[str, Any], new: dict[str, Any], metric: str = "rsum", *,
-            expect: str = "higher", results_dir: str = "results") -> dict[str, Any]:
+def compare_settings(notebook: str, base: dict[str, Any], new: dict[str, Any], metric: str = "rsum", *,
+                     expect: str = "higher", results_dir: str = "results") -> dict[str, Any]:
     """``new`` against ``base`` on ``metric``, paired by seed and judged by :func:`itmlib.claims.verdicts.claim_verdict`
     (the 95% interval of the mean paired difference). Each side must pick one member per seed."""
     from ..claims.verdicts import claim_verdict
@@ -281,7 +281,7 @@ class Explorer:
             self.comparison = None
             if self.chosen("b"):
                 try:
-                    self.comparison = compare(self.notebook, self.chosen("a"), self.chosen("b"), metric,
+                    self.comparison = compare_settings(self.notebook, self.chosen("a"), self.chosen("b"), metric,
                                               results_dir=self.results_dir)
                     c = self.comparison
                     display(Markdown(f"**B - A** on {metric}: {c['ours (model vs baseline)']}, mean difference "
