@@ -1,6 +1,5 @@
 """The ablation explorer reads the committed member records: tables, comparisons by the course's rule, the widget."""
 
-import pandas as pd
 import pytest
 
 from itmlib.course.explore import ablation_table, ablations, arm_training, compare_settings, knobs, load_members
