@@ -1,7 +1,7 @@
 """Wall time of one notebook of ``make tables`` that is longer than a session: time it in sittings.
 
     .venv/bin/python benchmarks/time_notebook_sittings.py run [--notebook 04_sam] [--scale medium]
-        [--executor inline|processes:2] [--dir benchmarks/timings/04_sam-medium-inline] [--stop-at 18:50]
+        [--executor inline|processes:2] [--dir runs/timings/04_sam-medium-inline] [--stop-at 18:50]
     .venv/bin/python benchmarks/time_notebook_sittings.py report [--dir ...]
 
 ``run`` starts (or resumes) ``python -m itmlib.course.notebooks run --only NOTEBOOK`` into its own folder
@@ -44,7 +44,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_DIR = "benchmarks/timings/04_sam-medium-inline"
+DEFAULT_DIR = "runs/timings/04_sam-medium-inline"
 
 
 def _records(d: Path, notebook: str) -> list[Path]:

@@ -82,7 +82,7 @@ class CocoScenesConfig:
     feature_dim: int = 128
     n_regions: int = 36
     attr_weight: float = 0.5
-    noise: float = 1.0          # calibrated at medium (benchmarks/calibration/coco_scenes_medium.csv)
+    noise: float = 1.0          # calibrated at medium (results/10_real_language/world_calibration.csv)
     distractors: float = 5.0    # the same calibration
     world_seed: int = 2014
 
