@@ -179,7 +179,7 @@ def _check_07(t):
     assert len(t("claims")) == 20
 
 
-def _check_09(t):
+def _check_11(t):
     from itmlib.claims import CLAIM_FILES, load_claims, replayed_claims
 
     table = t("all_claims")
@@ -209,7 +209,7 @@ def _check_10(t):
 SMOKE_CHECKS = {"00_data_tour": _check_00, "01_recall_metrics": _check_01, "02_semantic_metrics": _check_02,
                 "03_vse_baseline": _check_03, "04_sam": _check_04, "05_sam_reduced_data": _check_05,
                 "06_phrase_labels": _check_06, "07_semantic_neighborhoods": _check_07, "08_teran": _check_08,
-                "09_results": _check_09, "10_real_language": _check_10}
+                "11_results": _check_11, "10_real_language": _check_10}
 
 
 @pytest.mark.notebook

@@ -1,4 +1,4 @@
-"""Notebook 09's table of every claim, the effect sizes, and results/README.md generated from it."""
+"""Notebook 11's table of every claim, the effect sizes, and results/README.md generated from it."""
 
 import math
 

@@ -1,5 +1,5 @@
 """What the course concluded, drawn from the committed claims tables (:func:`itmlib.course.summary.all_claims`):
-notebook 09's interval plot (:func:`verdict_plot`) and findings (:func:`findings_markdown`), the
+notebook 11's interval plot (:func:`verdict_plot`) and findings (:func:`findings_markdown`), the
 README's per-paper lines (:func:`write_conclusions`), and re-judging a committed claims table by the
 interval rule without its run tables (:func:`rejudge_committed`, ``python -m itmlib.course.conclusions NOTEBOOK ...``).
 """

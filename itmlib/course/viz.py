@@ -180,8 +180,9 @@ def compact(table: Any, index: list[str], metrics: tuple[str, ...] = ("rsum", "n
         sd = table[f"{m}_std"] if f"{m}_std" in table else pd.Series(np.nan, index=table.index)
         out[m] = [_fmt_num(v) + (f" ± {_fmt_num(s)}" if np.isfinite(s) else "") for v, s in zip(table[m], sd)]
         col = (paper or {}).get(m)
-        if col and col in table:
-            out[f"paper {m}"] = [_fmt_num(v) if isinstance(v, (int, float)) else "" for v in table[col]]
+        if col and col in table:   # "paper_rsum (CVSE, F30K)" keeps the method it names; else per row's method
+            head = col.replace("_", " ", 1) if col.startswith("paper_") else f"paper {m}"
+            out[head] = [_fmt_num(v) if isinstance(v, (int, float)) else "" for v in table[col]]
     if "seeds" in table:
         out["seeds"] = table["seeds"]
     if "best epochs" in table:    # each seed's selected epoch: did the arm train to a plateau?
