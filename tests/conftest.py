@@ -8,6 +8,8 @@ import socket
 
 import pytest
 
+from itmlib.models import VSEConfig
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
@@ -46,3 +48,13 @@ def smoke_split(cache_tmp):
     def make(split: str, n: int):
         return load_dataset("synthetic", split, scale="smoke", seed=0, data_dir=cache_tmp, progress=False).take(np.arange(n))
     return make
+
+
+#: the smallest VSE++ recipe a grid test trains (one epoch, 16-d)
+TINY = dict(epochs=1, batch_size=32, model=VSEConfig(embed_dim=16, word_dim=16, hidden_dim=32))
+
+
+@pytest.fixture(scope="module")
+def tiny(smoke_split):
+    """80 training and 30 dev images of the smoke world."""
+    return smoke_split("train", 80), smoke_split("dev", 30)
