@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The README's GPU figures (issue 18): what 04's grid members and each model cost on one GPU.
+# The README's GPU figures: what 04's grid members and each model cost on one GPU.
 #
 #   bash benchmarks/gpu_figures.sh [OUTDIR]          # a CUDA torch and the repo's packages (make venv, or pip install -e .)
 #   DEVICE=cpu QUICK=1 bash benchmarks/gpu_figures.sh # a dry run of every step at smoke sizes, on the CPU

@@ -100,8 +100,8 @@ def test_the_recipe_notebook_10_reuses_is_05s_defaults():
 
 
 def test_every_04_config_takes_its_warm_up_step():
-    # train() calls sam_loss with all_negatives during the warm-up of every -T config; the reference-mode
-    # -T configs raised there and stopped 04's medium grid (2026-11-25). Each config's warm-up and later step:
+    # train() calls sam_loss with all_negatives during the warm-up of every -T config, in both SAM modes: each
+    # config's warm-up step and a later step must run
     import torch
 
     from itmlib.losses import sam_loss

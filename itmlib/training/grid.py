@@ -323,7 +323,7 @@ def _record_path(trained: TrainConfig, name: str, record_dir: str | os.PathLike[
 
 def _from_record(rec: dict[str, Any]) -> tuple[list[dict[str, Any]], pd.DataFrame] | None:
     """(rows, history) of a parsed member record; None for one of another layout. A record that names the
-    device it trained on (records written before that field did not) passes it on as each row's ``device``."""
+    device it trained on passes it on as each row's ``device`` (a record without that field names none)."""
     if rec.get("record") != RECORD_VERSION:
         return None
     rows = [{**r, "device": rec["device"]} for r in rec["rows"]] if "device" in rec else rec["rows"]

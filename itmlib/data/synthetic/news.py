@@ -53,13 +53,10 @@ from .vocab import CATEGORIES, COLORS, noun_forms
 __all__ = ["NewsConfig", "NewsWorld", "generate_news", "load_synthetic_news", "world_properties", "text_image_channels",
            "NEWS_VERSION", "SYMBOL_MODES"]
 
-#: version of the world in ``ITMDataset.source`` (checkpoints are keyed by it). v2: ``focus_weight``
-#: 0.3 -> 0.5, fixed on the ANG+NP+SYM baseline's medium dev accuracy (module docstring). v3: symbol words
-#: drawn independently of the image (``symbol_words="topic"``; v2 named the focus motif, a literal
-#: channel), every other knob and every scene as v2 (the article is each pair's last draw)
+#: version of the world in ``ITMDataset.source`` (checkpoints are keyed by it; bump it when a draw changes)
 NEWS_VERSION = 3
 SYMBOL_MODES = ("topic", "focus", "none")
-#: random streams of the draws: unchanged since v1, so v2 is exactly the world that was calibrated
+#: the random streams' version: the scenes and their focus weight are those the world was calibrated on
 _DRAWS = 1
 _ONSETS = ("b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z", "br", "dr", "gr", "kl", "pr",
            "st", "tr", "sk", "sh", "ch")
