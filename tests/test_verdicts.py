@@ -107,8 +107,8 @@ def test_rejudge_a_committed_table_from_its_stored_columns():
     v = rejudge_claims(t).set_index("id")
     # 92.5 +- 2.776 * 2.376 / sqrt(5) = [89.55, 95.45]
     assert v.loc["teran_beats_tern", "verdict"] == "holds (n=5, 95% CI [89.5, 95.5])"
-    # shared weights: margin 4 (its YAML entry), CI -1 +- 1.24 inside [-4, 4]
-    assert v.loc["teran_shared_weights_same", "verdict"].startswith("holds (n=5, 95% CI [-2.24, 0.24], margin ±4.00")
+    # shared weights: margin 1% of the baseline's 397 (its rule), CI -1 +- 1.24 inside [-3.97, 3.97]
+    assert v.loc["teran_shared_weights_same", "verdict"].startswith("holds (n=5, 95% CI [-2.24, 0.24], margin ±3.97")
     assert v.loc["ncs_fig1_b_beats_a", "verdict"] == "holds (deterministic)"
 
 

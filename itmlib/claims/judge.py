@@ -35,6 +35,20 @@ def _arms(training: Any, c: Any, rows: pd.DataFrame) -> tuple[str, list[str]]:
     return ";".join(t.arm), [f"{a}: {st}" for a, st in zip(t.arm, t.state) if st != "converged"]
 
 
+def _margin(c: Any, runs: pd.DataFrame, baseline: str) -> float | None:
+    """A claim's margin by its rule (:func:`itmlib.claims.rule_margin`): a share of our baseline arm is taken of
+    the baseline's mean over the seeds judged (measured with it, never from the claim's difference)."""
+    from .registry import rule_margin
+
+    if not c.margin_rule:
+        return c.margin
+    base = runs[runs.method == baseline][c.metric].astype(float).mean() if baseline and baseline in set(runs.method) \
+        else None
+    if base is None and c.margin_rule.get("of", "baseline") == "baseline" and "share" in c.margin_rule:
+        return None        # the baseline was not run: the claim reads "not run"
+    return rule_margin(c, base)
+
+
 def judge_claims(notebook: str, tables: pd.DataFrame | Mapping[str, pd.DataFrame], *,
                  claims: list[Any] | None = None, rename: Mapping[str, str] | None = None,
                  records: Any = None) -> pd.DataFrame:
@@ -54,7 +68,7 @@ def judge_claims(notebook: str, tables: pd.DataFrame | Mapping[str, pd.DataFrame
     verdict; one on fewer than :data:`MIN_SEEDS` seeds ``not judged (2 seeds)``, a headline claim on fewer
     than :data:`HEADLINE_SEEDS` likewise.
     """
-    from .registry import claims_for, paper_side
+    from .registry import claims_for, paper_side, ratio_threshold
     from ..training.convergence import Training
 
     training = records if isinstance(records, Training) or records is None else Training.of(records)
@@ -73,8 +87,8 @@ def judge_claims(notebook: str, tables: pd.DataFrame | Mapping[str, pd.DataFrame
                 runs = runs[np.isclose(runs[col], val)] if isinstance(val, float) else runs[runs[col] == val]
         model, baseline = rename.get(c.model, c.model), rename.get(c.baseline, c.baseline) if c.baseline else ""
         r = claim_verdict(runs, baseline, model, c.metric, c.expect, c.claim, paper_side(c), exact=c.exact,
-                          threshold=c.threshold, pair_by=c.pair_by, margin=c.margin, headline=c.headline) \
-            if len(runs) else None
+                          threshold=ratio_threshold(c) if c.expect == "ratio" else c.threshold, pair_by=c.pair_by,
+                          margin=_margin(c, runs, baseline), headline=c.headline) if len(runs) else None
         if r is None:
             absent = sorted({model, baseline} - set(runs.method) - {""}) if len(runs) else [f"rows with {c.where}"]
             r = {"claim": c.claim, "paper (model vs baseline)": paper_side(c), "metric": c.metric, "model": model,
@@ -104,7 +118,7 @@ def rejudge_claims(table: pd.DataFrame) -> pd.DataFrame:
     stored the worst seed rather than the mean (tables written before the interval rule; they
     become inconclusive unless re-run) are handled as said; every other row gets ``ci_low``,
     ``ci_high`` and a verdict from the interval. Claims are looked up by ``id``."""
-    from .registry import claim
+    from .registry import claim, rule_margin
 
     out = table.copy()
     for col in ("ci_low", "ci_high"):
@@ -127,8 +141,12 @@ def rejudge_claims(table: pd.DataFrame) -> pd.DataFrame:
             out.at[i, "verdict"] = f"inconclusive (n={n}, no interval: re-run to judge)"
         else:
             lo, hi = mean_interval(mean, sd, n)
-            m = (c.margin or 0.0) if c.expect == "same" else None
-            out.at[i, "verdict"] = format_verdict(decide(c.expect, lo, hi, n, m or 0.0), n, lo, hi,
-                                                  c.margin if c.expect == "same" else None)
+            margin = c.margin
+            if c.margin_rule:   # a share of our baseline: its mean is the "vs" side of the stored "ours" cell
+                side = str(r.get("ours (model vs baseline)", "")).split(" vs ")
+                base = float(side[1].split()[0]) if len(side) > 1 else None
+                margin = rule_margin(c, base) if base is not None or "share" not in c.margin_rule else None
+            shown = margin if c.expect in ("same", "non_inferior") else None
+            out.at[i, "verdict"] = format_verdict(decide(c.expect, lo, hi, n, margin or 0.0), n, lo, hi, shown)
         out.at[i, "ci_low"], out.at[i, "ci_high"] = _r(lo), _r(hi)
     return out[[c for c in CLAIM_COLUMNS if c in out.columns] + [c for c in out.columns if c not in CLAIM_COLUMNS]]

@@ -43,15 +43,20 @@ from typing import Any, Mapping
 
 
 __all__ = ["Claim", "KINDS", "load_claims", "claim", "claims_for", "headline_methods", "paper_side", "paper_cells", "CLAIM_FILES",
-           "REAL_LANGUAGE", "replayed_claims", "replayed_from", "headline_grid"]
+           "REAL_LANGUAGE", "replayed_claims", "replayed_from", "headline_grid", "paper_ratio", "ratio_threshold",
+           "rule_margin", "MARGIN_RULES"]
 
 #: paper key -> claims file beside the transcribed tables
 CLAIM_FILES = {"ncs_sam": "claims_ncs_sam.yaml", "teran": "claims_teran.yaml", "ssamt": "claims_ssamt.yaml",
                "nbr": "claims_nbr.yaml"}
-_EXPECT = ("higher", "lower", "same", "at_most", "at_least")
+_EXPECT = ("higher", "lower", "same", "non_inferior", "ratio", "at_most", "at_least")
+#: how a margin is fixed (never from the claim's own result): ``paper_gap`` - the gap between the paper's own two
+#: numbers that it reads as "no change" (``margin`` must equal it, a test recomputes it); ``share`` of ``baseline``
+#: (our baseline arm's mean metric, measured with it) or of ``threshold``; ``precision`` - the paper's printed precision
+MARGIN_RULES = ("paper_gap", "share", "precision")
 _KEYS = {"id", "notebook", "paper_table", "claim", "table", "where", "pair_by", "metric", "model", "baseline",
          "expect", "threshold", "exact", "paper", "note",
-         "margin", "margin_why", "headline", "kind"}
+         "margin", "margin_why", "margin_rule", "threshold_rule", "headline", "kind"}
 #: what a claim is (module docstring)
 KINDS = ("paper", "control", "illustration", "check")
 
@@ -78,6 +83,8 @@ class Claim:
     note: str = ""
     margin: float | None = None
     margin_why: str = ""
+    margin_rule: dict[str, Any] = field(default_factory=dict)
+    threshold_rule: str = ""
     headline: bool = False
     kind: str = "paper"
 
@@ -104,21 +111,29 @@ def _claim(paper: str, raw: dict[str, Any], where: str) -> Claim:
         raise ValueError(f"{where}: claim {raw['id']!r}: expect must be one of {_EXPECT}, got {raw['expect']!r}")
     if raw["expect"] in ("at_most", "at_least") and raw.get("threshold") is None:
         raise ValueError(f"{where}: claim {raw['id']!r}: expect {raw['expect']!r} needs a threshold")
-    if raw["expect"] in ("higher", "lower", "same") and not raw.get("baseline"):
+    if raw["expect"] in ("higher", "lower", "same", "non_inferior", "ratio") and not raw.get("baseline"):
         raise ValueError(f"{where}: claim {raw['id']!r}: expect {raw['expect']!r} needs a baseline")
-    if "margin" in raw:
-        if raw["expect"] != "same" or not raw.get("margin_why"):
-            raise ValueError(f"{where}: claim {raw['id']!r}: a margin belongs to a 'same' claim and needs margin_why")
-        if not float(raw["margin"]) >= 0:
+    if raw["expect"] == "ratio" and raw.get("threshold_rule") != "half_paper_gain":
+        raise ValueError(f"{where}: claim {raw['id']!r}: a ratio claim needs threshold_rule: half_paper_gain")
+    rule = dict(raw.get("margin_rule") or {})
+    if "margin" in raw or rule:
+        if raw["expect"] not in ("same", "non_inferior", "at_most", "at_least") or not raw.get("margin_why"):
+            raise ValueError(f"{where}: claim {raw['id']!r}: a margin belongs to a same, non_inferior, at_most or "
+                             "at_least claim and needs margin_why")
+        if len(rule) == 0 or next(iter(rule)) not in MARGIN_RULES:
+            raise ValueError(f"{where}: claim {raw['id']!r}: a margin needs a margin_rule, one of {MARGIN_RULES}")
+        if "margin" in raw and not float(raw["margin"]) >= 0:
             raise ValueError(f"{where}: claim {raw['id']!r}: margin must be >= 0, got {raw['margin']!r}")
+    elif raw["expect"] == "non_inferior":
+        raise ValueError(f"{where}: claim {raw['id']!r}: a non_inferior claim needs a margin (margin_rule, margin_why)")
     return Claim(id=raw["id"], paper=paper, notebook=raw["notebook"], paper_table=raw["paper_table"],
                  claim=raw["claim"], metric=raw["metric"], model=raw["model"], expect=raw["expect"],
                  baseline=raw.get("baseline", ""), table=raw.get("table", "runs"), where=dict(raw.get("where") or {}),
                  pair_by=raw.get("pair_by", "seed"),
                  threshold=raw.get("threshold"), exact=bool(raw.get("exact", False)), paper_cells=dict(raw["paper"]),
                  note=raw.get("note", ""), margin=float(raw["margin"]) if "margin" in raw else None,
-                 margin_why=raw.get("margin_why", ""), headline=bool(raw.get("headline", False)),
-                 kind=raw["kind"])
+                 margin_why=raw.get("margin_why", ""), margin_rule=rule, threshold_rule=raw.get("threshold_rule", ""),
+                 headline=bool(raw.get("headline", False)), kind=raw["kind"])
 
 
 @lru_cache(maxsize=None)
@@ -250,6 +265,38 @@ def paper_cells(c: Claim) -> tuple[list[float], list[float]]:
     m, _ = _select(p["model"], p.get("source"), p["column"], p.get("scale", 1.0))
     b, _ = _select(p["baseline"], p.get("source"), p["column"], p.get("scale", 1.0)) if "baseline" in p else ([], 0)
     return m, b
+
+
+def paper_ratio(c: Claim) -> float:
+    """The paper's model over its baseline (means of their cells), NaN where it gives no pair of numbers."""
+    m, b = paper_cells(c)
+    return sum(m) / len(m) / (sum(b) / len(b)) if m and b and sum(b) else float("nan")
+
+
+def ratio_threshold(c: Claim) -> float:
+    """A ``ratio`` claim's threshold by its rule ``half_paper_gain``: 1 + (r - 1) / 2 with r the paper's ratio - our
+    ratio must reach half the paper's relative gain for "multiplies" to hold (2.19x at F-10% -> 1.59x)."""
+    return 1 + (paper_ratio(c) - 1) / 2
+
+
+def rule_margin(c: Claim, baseline_mean: float | None = None) -> float | None:
+    """The margin of a claim by its ``margin_rule`` (None without one): ``paper_gap`` - |model - baseline| of the
+    paper's cells, rounded to the paper's 0.1 (its figure of "no change"); ``share`` - that share of ``baseline``
+    (our baseline arm's mean, ``baseline_mean``) or of the claim's ``threshold``; ``precision`` - the value given."""
+    rule = c.margin_rule
+    if not rule:
+        return None
+    kind, value = next(iter(rule.items()))
+    if kind == "paper_gap":
+        m, b = paper_cells(c)
+        return round(abs(sum(m) / len(m) - sum(b) / len(b)), 1)
+    if kind == "share":
+        of = rule.get("of", "baseline")
+        base = c.threshold if of == "threshold" else baseline_mean
+        if base is None:
+            raise ValueError(f"claim {c.id!r}: margin rule 'share of {of}' needs our baseline's mean")
+        return abs(float(value) * float(base))
+    return float(value)
 
 
 def paper_side(c: Claim) -> str:

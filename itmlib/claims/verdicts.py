@@ -108,17 +108,23 @@ def paired_differences(runs: pd.DataFrame, base: str, new: str, metric: str, pai
 
 def decide(expect: str, lo: float, hi: float, n: int, margin: float = 0.0, *, headline: bool = False) -> str:
     """The verdict of an interval [lo, hi] of mean(new - base) (or of mean(new) - threshold for
-    ``at_most`` / ``at_least``) from ``n`` seeds: one of :data:`LABELS` (see the module docstring).
+    ``at_most`` / ``at_least``, or of the mean ratio - its threshold for ``ratio``) from ``n`` seeds: one of
+    :data:`LABELS` (see the module docstring). ``margin``: a ``same`` claim's equivalence margin (inside
+    [-m, m]), a ``non_inferior`` claim's (lo above -m), or the slack of ``at_most`` / ``at_least`` (hi below +m,
+    lo above -m: "no better than chance" holds for a model at chance).
 
     >>> decide("higher", 0.5, 2.0, 5), decide("higher", -2.0, -0.5, 5), decide("higher", -1.0, 2.0, 5)
     ('holds', 'does not hold', 'inconclusive')
     >>> decide("same", -0.5, 0.4, 5, margin=1.0), decide("same", -0.5, 0.4, 5), decide("higher", 1.0, 2.0, 2)
     ('holds', 'inconclusive', 'inconclusive')
+    >>> decide("non_inferior", -0.5, 3.0, 5, margin=1.0), decide("at_most", -0.4, 0.3, 5, margin=0.5)
+    ('holds', 'holds')
     """
-    if expect not in ("higher", "lower", "same", "at_most", "at_least"):
-        raise ValueError(f"expect must be 'higher', 'lower', 'same', 'at_most' or 'at_least', got {expect!r}")
+    if expect not in ("higher", "lower", "same", "non_inferior", "ratio", "at_most", "at_least"):
+        raise ValueError(f"expect must be 'higher', 'lower', 'same', 'non_inferior', 'ratio', 'at_most' or "
+                         f"'at_least', got {expect!r}")
     if margin < 0:
-        raise ValueError(f"an equivalence margin must be >= 0, got {margin}")
+        raise ValueError(f"a margin must be >= 0, got {margin}")
     if headline and n < HEADLINE_SEEDS:
         raise ValueError(f"a headline claim is judged on at least {HEADLINE_SEEDS} seeds, got {n}")
     if n < MIN_SEEDS or not (np.isfinite(lo) and np.isfinite(hi)):
@@ -127,10 +133,11 @@ def decide(expect: str, lo: float, hi: float, n: int, margin: float = 0.0, *, he
         if -margin <= lo and hi <= margin:
             return "holds"
         return "does not hold" if lo > margin or hi < -margin else "inconclusive"
-    up = expect in ("higher", "at_least")    # the claimed side: above 0 (or the threshold)
-    if (lo > 0) if up else (hi < 0):
+    up = expect in ("higher", "at_least", "non_inferior", "ratio")    # the claimed side: above 0 (or the threshold)
+    slack = margin if expect in ("non_inferior", "at_most", "at_least") else 0.0
+    if (lo > -slack) if up else (hi < slack):
         return "holds"
-    if (hi < 0) if up else (lo > 0):
+    if (hi < -slack) if up else (lo > slack):
         return "does not hold"
     return "inconclusive"
 
@@ -191,8 +198,9 @@ def claim_verdict(runs: pd.DataFrame, base: str, new: str, metric: str, expect: 
     claim needs :data:`HEADLINE_SEEDS` seeds, any other :data:`MIN_SEEDS`, else it reads "not judged".
     Returns None when a method is absent from ``runs``.
     """
-    if expect not in ("higher", "lower", "same", "at_most", "at_least"):
-        raise ValueError(f"expect must be 'higher', 'lower', 'same', 'at_most' or 'at_least', got {expect!r}")
+    if expect not in ("higher", "lower", "same", "non_inferior", "ratio", "at_most", "at_least"):
+        raise ValueError(f"expect must be 'higher', 'lower', 'same', 'non_inferior', 'ratio', 'at_most' or "
+                         f"'at_least', got {expect!r}")
     if metric not in runs.columns:
         raise ValueError(f"claim {claim!r}: no column {metric!r} in the run table (columns: {list(runs.columns)})")
     methods = set(runs.method)
@@ -224,12 +232,27 @@ def claim_verdict(runs: pd.DataFrame, base: str, new: str, metric: str, expect: 
             lo, hi = mean_interval(diff, sd, n)
             ours = f"{vals.mean():.3g} (mean of {n})"
             need = HEADLINE_SEEDS if headline else MIN_SEEDS
-            verdict = not_judged_seeds(n, need) or format_verdict(decide(expect, lo, hi, n, headline=headline), n, lo, hi)
+            verdict = not_judged_seeds(n, need) or format_verdict(decide(expect, lo, hi, n, margin or 0.0, headline=headline),
+                                                                  n, lo, hi, margin)
         return {**row, "baseline": f"{expect.replace('_', ' ')} {threshold:g}", "ours (model vs baseline)": ours,
                 "difference": _r(diff), "spread (std of paired diff)": _r(sd), "ci_low": _r(lo), "ci_high": _r(hi),
                 "seeds": n, "verdict": verdict}
     a, b, dd, d, sd, (lo, hi) = paired_differences(runs, base, new, metric, pair_by)
     n = len(dd)
+    if expect == "ratio":   # the per-seed ratio new / base against the threshold the claim's rule sets
+        if threshold is None:
+            raise ValueError(f"claim {claim!r}: a ratio claim needs its threshold (itmlib.claims.ratio_threshold)")
+        r = (b / a).replace([np.inf, -np.inf], np.nan).dropna()
+        rm = float(r.mean()) if len(r) else math.nan
+        rsd = float(r.std(ddof=1)) if len(r) > 1 else math.nan
+        rlo, rhi = mean_interval(rm, rsd, len(r))
+        need = HEADLINE_SEEDS if headline else MIN_SEEDS
+        verdict = not_judged_seeds(len(r), need) or \
+            format_verdict(decide("ratio", rlo - threshold, rhi - threshold, len(r), headline=headline), len(r), rlo,
+                           rhi)[:-1] + f", x{threshold:.2f} needed)"
+        return {**row, "baseline": base, "ours (model vs baseline)": f"{b.mean():.3g} vs {a.mean():.3g} ({rm:.2f}x)",
+                "difference": _r(rm), "spread (std of paired diff)": _r(rsd), "ci_low": _r(rlo), "ci_high": _r(rhi),
+                "seeds": len(r), "verdict": verdict}
     if exact:   # deterministic: every instance must satisfy the claim
         raw = runs[runs.method.isin([base, new])][metric].astype(float)
         if n == 0 or raw.isna().any():
@@ -242,7 +265,7 @@ def claim_verdict(runs: pd.DataFrame, base: str, new: str, metric: str, expect: 
         verdict = ("holds" if holds else "does not hold") + (" (deterministic, every instance)" if n > 1 else " (deterministic)")
         sd, lo, hi = math.nan, math.nan, math.nan
     else:
-        m = margin if expect == "same" else None
+        m = margin if expect in ("same", "non_inferior") else None
         need = HEADLINE_SEEDS if headline else MIN_SEEDS
         verdict = not_judged_seeds(n, need) or \
             format_verdict(decide(expect, lo, hi, n, m or 0.0, headline=headline), n, lo, hi, m)

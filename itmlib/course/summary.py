@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..claims.registry import CLAIM_FILES, Claim, load_claims, paper_cells, paper_side, replayed_claims
+from ..claims.registry import CLAIM_FILES, Claim, load_claims, paper_cells, paper_side, ratio_threshold, replayed_claims
 from ..paper_numbers import SOURCES
 from ..paths import resolve_path
 from .results import read_table
@@ -142,6 +142,7 @@ def all_claims(results_dir: str | os.PathLike[str] = "results") -> pd.DataFrame:
                 cache[c.notebook] = _committed(results_dir, c.notebook)
             got = cache[c.notebook]
             row: dict[str, Any] = {"paper": PAPERS[key], "notebook": c.notebook, "id": c.id,
+                                   "ratio_threshold": ratio_threshold(c) if c.expect == "ratio" else math.nan,
                                    "headline": c.headline, "check": c.check, "kind": c.kind,
                                    "paper table": c.paper_table, "claim": c.claim, "expect": c.expect,
                                    "paper (model vs baseline)": paper_side(c)}
@@ -184,16 +185,19 @@ FDR = 0.05
 def claim_p(row: pd.Series) -> float:
     """The two-sided p-value of a claim judged by interval: Student's t of the mean paired difference (or of the
     mean against the threshold) from the row's difference, its spread and its seeds; NaN for a claim with no
-    interval (deterministic, not run, fewer than 2 seeds) and for a "same" claim (an equivalence, no null)."""
+    interval (deterministic, not run, fewer than 2 seeds) and for a "same" or "non_inferior" claim (an equivalence
+    or a margin, no null of no difference); a ``ratio`` claim's mean ratio is tested against its threshold."""
     from scipy.stats import t
 
     try:
         d, sd, n = float(row["difference"]), float(row["spread"]), int(row["seeds"])
     except (TypeError, ValueError):
         return math.nan
-    if row.get("expect") == "same" or n < 2 or not (np.isfinite(d) and np.isfinite(sd)) or \
+    if row.get("expect") in ("same", "non_inferior") or n < 2 or not (np.isfinite(d) and np.isfinite(sd)) or \
             not np.isfinite(pd.to_numeric(row.get("ci_low"), errors="coerce")):
         return math.nan
+    if row.get("expect") == "ratio":     # the mean ratio against the threshold its rule sets
+        d -= float(row.get("ratio_threshold", math.nan))
     if sd == 0:
         return 0.0 if d else 1.0
     return float(2 * t.sf(abs(d) / (sd / math.sqrt(n)), n - 1))
