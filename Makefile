@@ -34,9 +34,9 @@ test: venv
 test-fast: venv
 	$(PY) -m pytest -m "not notebook"
 
-# pyflakes (unused or undefined names) and line length over the package, tests, benchmarks and notebooks.
+# pyflakes (unused or undefined names) and line length over the package, tests, benchmarks, notebooks and tools.
 lint: venv
-	$(VENV)/bin/ruff check itmlib tests benchmarks notebooks
+	$(VENV)/bin/ruff check itmlib tests benchmarks notebooks tools
 
 # Regenerate the committed tables in results/ (scale written in each header).
 # Default: the documented CPU scale; on a GPU use `make tables SCALE=full`.

@@ -1,4 +1,4 @@
-"""ci/member_pool.py: the members it trains are the notebooks' own grids at medium (ci/medium.yaml), headline
+"""tools/member_pool.py: the members it trains are the notebooks' own grids at medium (ci/medium.yaml), headline
 arms first, and SSAMT members that share a first phase are grouped behind one of them."""
 import importlib.util
 from collections import Counter
@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def pool():
-    spec = importlib.util.spec_from_file_location("member_pool", ROOT / "ci" / "member_pool.py")
+    spec = importlib.util.spec_from_file_location("member_pool", ROOT / "tools" / "member_pool.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod

