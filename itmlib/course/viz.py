@@ -8,8 +8,8 @@ import numpy as np
 
 from ..data.base import ITMDataset
 
-__all__ = ["show_scene", "show_regions", "show_word_grounding", "show_phrase_scores", "show_angular_geometry", "compact", "claims_view",
-           "training_short"]
+__all__ = ["show_scene", "show_regions", "show_word_grounding", "word_groundings", "draw_word_grounding", "show_phrase_scores",
+           "show_angular_geometry", "compact", "claims_view", "training_short"]
 
 
 def show_regions(ax: Any, ds: ITMDataset, image: int, *, title: str | None = None) -> int:
@@ -63,35 +63,49 @@ def show_scene(ax: Any, ds: ITMDataset, image: int, *, size: int = 256, boxes: b
     return n
 
 
-def show_word_grounding(ax: Any, ds: ITMDataset, caption: int, regions: Any, region_mask: Any, words: Any,
-                        word_index: Any, *, size: int = 256, skip: frozenset[str] = frozenset(),
-                        region_offset: int = 1) -> list[tuple[str, int, float]]:
-    """TERAN's Figure 7 on a rendered image: each word of ``caption`` boxed at its best-aligned
-    region, labelled with the word and its cosine. Returns (word, region slot, cosine) per word."""
-    from matplotlib.patches import Rectangle
-
+def word_groundings(ds: ITMDataset, caption: int, regions: Any, region_mask: Any, words: Any, word_index: Any, *,
+                    skip: frozenset[str] = frozenset(), region_offset: int = 1) -> list[tuple[str, int, float]]:
+    """TERAN's Figure 7 as data: (word, region slot, cosine) of each word of ``caption`` at its best-aligned
+    region (:func:`itmlib.metrics.grounding.word_region_scores`); a figure record keeps these rows."""
     from ..metrics.grounding import word_region_scores
     from ..models.vocab import tokenize
 
     image = int(ds.img_of_caption[caption])
-    ax.imshow(np.asarray(ds.render(image, size)))
-    ax.set_axis_off()
-    colors = ["tab:red", "tab:blue", "tab:green", "tab:orange", "tab:purple", "tab:brown", "tab:pink", "tab:olive"]
     out = []
     for j, w in enumerate(tokenize(ds.captions[caption])):
         if w in skip or not bool((word_index[caption] == j).any()):
             continue
         cos = word_region_scores(regions, region_mask, words, word_index, image, caption, j)
         r = int(np.argmax(cos))
-        slot = r - region_offset
-        x1, y1, x2, y2 = (float(v) * (size - 1) for v in ds.boxes[image, slot])
-        c = colors[len(out) % len(colors)]
-        ax.add_patch(Rectangle((x1, y1), x2 - x1, y2 - y1, fill=False, lw=1.5, ec=c))
-        ax.text(x1 + 2, y1 + 9 + 9 * (len(out) % 3), f"{w} {cos[r]:.2f}", fontsize=6, color=c,
-                bbox=dict(fc="white", alpha=0.7, lw=0, pad=0.5))
-        out.append((w, slot, float(cos[r])))
-    ax.set_title(ds.captions[caption], fontsize=7)
+        out.append((w, r - region_offset, float(cos[r])))
     return out
+
+
+def draw_word_grounding(ax: Any, ds: ITMDataset, caption: int, rows: Any, *, size: int = 256) -> None:
+    """TERAN's Figure 7 on a rendered image: each (word, region slot, cosine) of ``rows`` boxed at its region,
+    labelled with the word and its cosine."""
+    from matplotlib.patches import Rectangle
+
+    image = int(ds.img_of_caption[caption])
+    ax.imshow(np.asarray(ds.render(image, size)))
+    ax.set_axis_off()
+    colors = ["tab:red", "tab:blue", "tab:green", "tab:orange", "tab:purple", "tab:brown", "tab:pink", "tab:olive"]
+    for k, (w, slot, cos) in enumerate(rows):
+        x1, y1, x2, y2 = (float(v) * (size - 1) for v in ds.boxes[image, int(slot)])
+        c = colors[k % len(colors)]
+        ax.add_patch(Rectangle((x1, y1), x2 - x1, y2 - y1, fill=False, lw=1.5, ec=c))
+        ax.text(x1 + 2, y1 + 9 + 9 * (k % 3), f"{w} {cos:.2f}", fontsize=6, color=c,
+                bbox=dict(fc="white", alpha=0.7, lw=0, pad=0.5))
+    ax.set_title(ds.captions[caption], fontsize=7)
+
+
+def show_word_grounding(ax: Any, ds: ITMDataset, caption: int, regions: Any, region_mask: Any, words: Any,
+                        word_index: Any, *, size: int = 256, skip: frozenset[str] = frozenset(),
+                        region_offset: int = 1) -> list[tuple[str, int, float]]:
+    """:func:`word_groundings` drawn by :func:`draw_word_grounding`; returns the rows."""
+    rows = word_groundings(ds, caption, regions, region_mask, words, word_index, skip=skip, region_offset=region_offset)
+    draw_word_grounding(ax, ds, caption, rows, size=size)
+    return rows
 
 
 def show_phrase_scores(ax: Any, parts: list[tuple[str, ...]], scores: Any, *, truth: list[bool] | None = None,
