@@ -186,8 +186,8 @@ def compact(table: Any, index: list[str], metrics: tuple[str, ...] = ("rsum", "n
     paper's value). Other columns are left out (the full table is committed as CSV)."""
     import pandas as pd
 
-    out = pd.DataFrame({c: [f"{v:g}" for v in table[c]] if pd.api.types.is_float_dtype(table[c]) else table[c]
-                        for c in index})   # a fraction reads 0.15, not 0.150000
+    out = pd.DataFrame({c: [f"{v:g}" if pd.notna(v) else "-" for v in table[c]] if pd.api.types.is_float_dtype(table[c])
+                        else table[c].astype(object).where(table[c].notna(), "-") for c in index})   # 0.15, not 0.150000
     for m in metrics:
         if m not in table:
             continue
