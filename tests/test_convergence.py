@@ -118,3 +118,13 @@ def test_the_claims_view_counts_the_arms_that_did_not_train():
     assert training_short("converged") == "converged" and training_short(float("nan")) == ""
     assert training_short("a@1: selected at epoch 1; b@1: still rising; c@0.25[lr=0.1]: selected at epoch 1") == \
         "selected at epoch 1: 2 arms; still rising: 1 arm"
+
+
+def test_probe_curves_lay_out_each_recipe_by_hand():
+    from itmlib.training.convergence import probe_curves
+
+    recs = [_rec("ANG", 0, [52.0, 80.0, 81.0, 81.2], 4, lr=1e-4), _rec("ANG", 0, [83.0, 78.0, 70.0, 59.0], 1, lr=1e-3)]
+    curves, t = probe_curves(recs, ["lr", "warmup_epochs"])
+    assert len(curves) == 8 and list(curves.lr.unique()) == [1e-4, 1e-3]
+    assert list(t.state) == ["plateaued", "selected at its first epoch"]
+    assert list(t["dev at best"]) == [81.2, 83.0] and list(t["dev at last"]) == [81.2, 59.0]

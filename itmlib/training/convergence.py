@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["RISE", "MIN_EPOCHS_AFTER", "SELECT_COLUMNS", "CONVERGED", "RISING", "seed_state", "relative_gain",
-           "arm_state", "read_records", "arm_labels", "arm_table", "Training"]
+           "arm_state", "read_records", "arm_labels", "arm_table", "Training", "probe_curves"]
 
 #: a seed whose dev metric gained more than this (relative) over its last two epochs, selected at its last, is rising
 RISE = 0.01
@@ -214,3 +214,23 @@ class Training:
         # the labels are those of the whole folder (they name what tells this arm from its namesakes there)
         relabel = dict(zip(arm_labels([r for r, _ in keep]), (lbl for _, lbl in keep)))
         return table.assign(arm=table.arm.map(lambda a: relabel.get(a, a)))
+
+
+def probe_curves(records: list[Mapping[str, Any]], knobs: Iterable[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A recipe probe's evidence (records of baseline members trained under several recipes, seed 0): the dev
+    curves (one row per record and epoch: ``member``, each knob, ``epoch``, ``dev``) and one row per record
+    (``member``, the knobs, epochs, best epoch, dev at the best and at the last epoch, the seed's state)."""
+    knobs = list(knobs)
+    curves, rows = [], []
+    for rec in records:
+        cfg = rec["config"]
+        col = SELECT_COLUMNS[cfg.get("select_by", "rsum")]
+        v = [float(x) for x in rec["history"][col]]
+        best = int(rec["rows"][0]["best_epoch"])
+        k = {name: cfg.get(name, 0) for name in knobs}
+        curves += [{"member": rec["member"], **k, "epoch": e + 1, "dev": x} for e, x in enumerate(v)]
+        rows.append({"member": rec["member"], **k, "epochs": len(v), "best epoch": best, "dev at best": v[best - 1],
+                     "dev at last": v[-1], "state": seed_state(v, best, _first_epoch(cfg))})
+    order = ["member", *knobs]
+    return (pd.DataFrame(curves).sort_values([*order, "epoch"]).reset_index(drop=True) if curves else pd.DataFrame(),
+            pd.DataFrame(rows).sort_values(order).reset_index(drop=True) if rows else pd.DataFrame())
