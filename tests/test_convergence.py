@@ -123,7 +123,7 @@ def test_the_claims_view_counts_the_arms_that_did_not_train():
 def test_probe_curves_lay_out_each_recipe_by_hand():
     from itmlib.training.convergence import probe_curves
 
-    recs = [_rec("ANG", 0, [52.0, 80.0, 81.0, 81.2], 4, lr=1e-4), _rec("ANG", 0, [83.0, 78.0, 70.0, 59.0], 1, lr=1e-3)]
+    recs = [_rec("ANG", 0, [52.0, 80.8, 81.0, 81.2], 4, lr=1e-4), _rec("ANG", 0, [83.0, 78.0, 70.0, 59.0], 1, lr=1e-3)]
     curves, t = probe_curves(recs, ["lr", "warmup_epochs"])
     assert len(curves) == 8 and list(curves.lr.unique()) == [1e-4, 1e-3]
     assert list(t.state) == ["plateaued", "selected at its first epoch"]
