@@ -22,25 +22,54 @@ def test_07_members_are_the_medium_grid_with_five_seeds_for_the_headline_arms(po
 
     p = pool.notebook_params("07_semantic_neighborhoods", "medium")
     todo = pool.PLANS["07_semantic_neighborhoods"][0](p)
-    news = [m for m in todo if m[4] == "news"]
+    news = [m for m in todo if m.world == "news"]
     heads = headline_methods("07_semantic_neighborhoods", "news")
-    seeds = Counter(m[0] for m in news)
+    seeds = Counter(m.name for m in news)
     assert {n: seeds[n] for n in heads} == {n: 5 for n in heads}
     assert all(seeds[n] == 3 for n in p["news_arms"] if n not in heads) and set(seeds) == set(p["news_arms"])
-    assert [m[0] for m in todo[:len(heads) * 5]] == [n for n in heads for _ in range(5)]      # headline arms first
-    lit = [m for m in todo if m[4] == "literal"]
-    assert len(lit) == 3 * len(p["literal_arms"]) and {m[2] for m in lit} == {p["literal_fraction"]}
+    assert [m.name for m in todo[:len(heads) * 5]] == [n for n in heads for _ in range(5)]      # headline arms first
+    lit = [m for m in todo if m.world == "literal"]
+    assert len(lit) == 3 * len(p["literal_arms"]) and {m.fraction for m in lit} == {p["literal_fraction"]}
     assert "TRIP+NP+SYM" in p["literal_arms"] and "OURS (DBOW)" in p["news_arms"]
+
+
+def test_a_grid_expands_into_its_members_headline_arms_first_by_hand():
+    from itmlib.training.grid import Grid, Member
+
+    g = Grid({"a": "cfg-a", "b": "cfg-b"}, (0.5,), range(1, 3), "w", headline=("b", "absent"), headline_seeds=3)
+    assert g.members() == [Member("b", "cfg-b", 0.5, s, "w") for s in (1, 2, 3)] + \
+        [Member("a", "cfg-a", 0.5, s, "w") for s in (1, 2)]
+
+
+def test_the_pool_trains_the_plan_the_notebook_runs(pool):
+    """06 and 07 run their grids from their paper module's plan (``ssamt.grids``, ``neighborhoods.grids``); the
+    pool's members are that plan's members, one by one and in its order."""
+    from itmlib.papers import neighborhoods as nbr
+    from itmlib.papers import ssamt
+    from itmlib.training.train import config_hash
+
+    key = lambda ms: [(m.name, config_hash(m.config), m.fraction, m.seed, m.world) for m in ms]  # noqa: E731
+    p6 = pool.notebook_params("06_phrase_labels", "medium")
+    plan6 = ssamt.grids(p6, pool._load("synthetic", p6)[0].source)
+    assert key(pool.PLANS["06_phrase_labels"][0](p6)) == key(m for g in plan6.values() for m in g.members())
+    assert set(plan6) == {"table3", "longer", "vse"} | {f"table5 {f:g}" for f in p6["fractions"] if f < 1}
+    p7 = pool.notebook_params("07_semantic_neighborhoods", "medium")
+    plan7 = nbr.grids(p7, pool._load(p7["dataset"], p7)[0].source, pool._load("synthetic", p7)[0].source)
+    assert key(pool.PLANS["07_semantic_neighborhoods"][0](p7)) == key(m for g in plan7.values() for m in g.members())
+    for nb, call in (("06_phrase_labels", "ssamt.grids("), ("07_semantic_neighborhoods", "nbr.grids(")):
+        import json
+        code = "".join("".join(c["source"]) for c in json.loads((ROOT / "notebooks" / f"{nb}.ipynb").read_text())["cells"]
+                       if c["cell_type"] == "code")
+        assert call in code and "table3_configs(" not in code and "arm_configs(" not in code, nb
 
 
 def test_06_members_share_their_first_phase_in_groups(pool):
     p = pool.notebook_params("06_phrase_labels", "medium")
     todo = pool.PLANS["06_phrase_labels"][0](p)
-    assert len(todo) == 58                     # 18 + 4 headline + 6 longer + 27 Table 5 + 3 VSE++
     groups = pool.phase_one_groups(todo, p, "06_phrase_labels", "runs/checkpoints")
-    assert sum(map(len, groups)) == 58 and len(groups) == 23
+    assert sum(map(len, groups)) == len(todo)
     for g in groups:                           # one first phase: one seed, one fraction, one phrase setting
-        assert len({(m[2], m[3], "w/o" in m[0], " x" in m[0]) for m in g}) == 1
+        assert len({(m.fraction, m.seed, "w/o" in m.name, " x" in m.name) for m in g}) == 1
 
 
 def test_10_members_are_the_notebooks_arms_and_the_scarce_ones_wait_for_the_baseline(pool):
@@ -48,16 +77,16 @@ def test_10_members_are_the_notebooks_arms_and_the_scarce_ones_wait_for_the_base
     assert set(p["papers"]) <= {"sam", "ssamt", "nbr", "teran"}     # the papers whose records are committed
     p.update(papers=["sam", "ssamt", "nbr", "teran"])
     todo = pool.PLANS["10_real_language"][0](p)
-    kinds = Counter(m[4] for m in todo)
+    kinds = Counter(m.world for m in todo)
     fds, n = p["full_data_seeds"], p["n_seeds"]
     assert kinds == {"sam": fds + len(p["candidate_fractions"]) + fds, "teran": 3 * n, "ssamt": 2 * n, "nbr": 2 * n}
-    assert {m[0] for m in todo if m[4] == "teran"} == {"TERAN mrsw", "TERAN mwsr", "TERN (global)"}
-    fractions = {k: {m[2] for m in todo if m[4] == k} for k in ("ssamt", "nbr", "teran")}
+    assert {m.name for m in todo if m.world == "teran"} == {"TERAN mrsw", "TERAN mwsr", "TERN (global)"}
+    fractions = {k: {m.fraction for m in todo if m.world == k} for k in ("ssamt", "nbr", "teran")}
     assert fractions == {"ssamt": {p["ssamt_fraction"]}, "nbr": {p["nbr_fraction"]}, "teran": {1.0}}
     assert p["teran_fraction"] == 1.0            # TERAN trains on every image at medium
     first, _ = pool.PLANS["10_real_language"][3](p, "unused", "unused")
     waited = [m for m in todo if first(m)]     # the full-data baseline's seeds and the candidate fractions
-    assert sorted((m[2], m[3]) for m in waited) == sorted([(1.0, s) for s in range(fds)] + [(f, 0) for f in p["candidate_fractions"]])
+    assert sorted((m.fraction, m.seed) for m in waited) == sorted([(1.0, s) for s in range(fds)] + [(f, 0) for f in p["candidate_fractions"]])
     assert not pool.PLANS["10_real_language"][0](dict(p, papers=[]))
 
 
@@ -65,11 +94,11 @@ def test_the_schedule_trains_the_chosen_fraction_before_the_held_members_and_a_g
     """The baseline's records choose the fraction (A, B); the members that neither choose nor wait (F, and the
     group G1-G3 that shares one first phase) are held, even with a worker free; the arms on the chosen
     fraction (S1, S2) go first once A and B are done; a group trains its first member alone, then the rest."""
-    m = lambda name, world="sam": (name, None, 1.0, 0, world)   # noqa: E731 - (name, config, fraction, seed, world)
+    m = lambda name, world="sam": pool.Member(name, None, 1.0, 0, world)   # noqa: E731
     a, b, f, s1, s2 = m("A"), m("B"), m("F"), m("S1"), m("S2")
     g1, g2, g3 = m("G1", "ssamt"), m("G2", "ssamt"), m("G3", "ssamt")
     calls = []
-    sched = pool.Schedule([[a], [b], [f], [g1, g2, g3]], first=lambda x: x[0] in "AB",
+    sched = pool.Schedule([[a], [b], [f], [g1, g2, g3]], first=lambda x: x.name in "AB",
                           then=lambda: calls.append(1) or [s1, s2])
     assert [sched.take(), sched.take()] == [a, b]
     sched.finished(a)
@@ -84,7 +113,7 @@ def test_the_schedule_trains_the_chosen_fraction_before_the_held_members_and_a_g
 
 
 def test_without_a_fraction_to_choose_the_schedule_keeps_the_groups_order(pool):
-    m = lambda name: (name, None, 0.25, 0, "nbr")   # noqa: E731
+    m = lambda name: pool.Member(name, None, 0.25, 0, "nbr")   # noqa: E731
     x, y, z = m("X"), m("Y"), m("Z")
     sched = pool.Schedule([[x, y], [z]])
     assert [sched.take(), sched.take(), sched.take()] == [x, z, None]

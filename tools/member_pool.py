@@ -30,6 +30,9 @@ from typing import Any
 
 import yaml
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from itmlib.training.grid import Member  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 _SHARED: dict = {}
@@ -56,31 +59,10 @@ def _load(world: str, p: dict) -> tuple:
 
 
 # ----- 06: SSAMT ------------------------------------------------------------------------------------------
-def _members_06(p: dict) -> list[tuple[str, Any, float, int, str]]:
-    from itmlib.claims import headline_methods
+def _members_06(p: dict) -> list:
     from itmlib.papers import ssamt
-    from itmlib.papers.ncs_sam import vse_config
 
-    data = _load("synthetic", p)[0].source
-    seeds = range(p["seed"], p["seed"] + p["n_seeds"])
-    configs = ssamt.table3_configs(p["scale"], data=data, arms=p["arms"], phrase_settings=p["phrase_settings"],
-                                   epochs=p["epochs"] or None, negative_pool=p["negative_pool"], rerank_k=p["rerank_k"],
-                                   phrase_backend=p["phrase_backend"])
-    f0 = p["fraction"]
-    heads = [n for n in headline_methods("06_phrase_labels") if n in configs]
-    out = [(n, configs[n], f0, s, "ssamt") for n in heads for s in range(p["seed"], p["seed"] + max(p["headline_seeds"], p["n_seeds"]))]
-    out += [(n, c, f0, s, "ssamt") for n, c in configs.items() if n not in heads for s in seeds]
-    if p["longer"]:
-        for n in (ssamt.arm_name("+PM", True), ssamt.arm_name("+LM", True)):
-            if n in configs:
-                out += [(f"{n} x{p['longer']:g} epochs", ssamt.scaled_epochs(configs[n], p["longer"]), f0, s, "ssamt") for s in seeds]
-    t5 = {ssamt.arm_name(a, True): configs[ssamt.arm_name(a, True)] for a in p["arms"] if ssamt.arm_name(a, True) in configs}
-    for f in (f for f in p["fractions"] if f < 1.0):
-        out += [(n, ssamt.fixed_updates(c, f) if p["table5_updates"] == "fixed" else c, f0 * f, s, "ssamt")
-                for n, c in t5.items() for s in seeds]
-    if p["compare_vse"]:
-        out += [("VSE++", vse_config(p["scale"], data=data), f0, s, "vse") for s in seeds]
-    return out
+    return [m for g in ssamt.grids(p, _load("synthetic", p)[0].source).values() for m in g.members()]
 
 
 def _world_06(kind: str, p: dict, device: str) -> dict:
@@ -94,19 +76,11 @@ def _world_06(kind: str, p: dict, device: str) -> dict:
 
 
 # ----- 07: semantic neighbourhoods ------------------------------------------------------------------------
-def _members_07(p: dict) -> list[tuple[str, Any, float, int, str]]:
-    from itmlib.claims import headline_methods
+def _members_07(p: dict) -> list:
     from itmlib.papers import neighborhoods as nbr
 
-    common = dict(epochs=p["epochs"] or None, d2v_mode=p["d2v_mode"], sampling=p["neighbor_sampling"])
-    seeds = range(p["seed"], p["seed"] + p["n_seeds"])
-    news = nbr.arm_configs(p["scale"], p["news_arms"], data=_load(p["dataset"], p)[0].source, **common)
-    heads = [n for n in headline_methods("07_semantic_neighborhoods", "news") if n in news]
-    out = [(n, news[n], 1.0, s, "news") for n in heads for s in range(p["seed"], p["seed"] + max(p["headline_seeds"], p["n_seeds"]))]
-    out += [(n, c, 1.0, s, "news") for n, c in news.items() if n not in heads for s in seeds]
-    lit = nbr.arm_configs(p["scale"], p["literal_arms"], data=_load("synthetic", p)[0].source, **common)
-    out += [(n, c, p["literal_fraction"], s, "literal") for n, c in lit.items() for s in seeds]
-    return out
+    plan = nbr.grids(p, news_data=_load(p["dataset"], p)[0].source, literal_data=_load("synthetic", p)[0].source)
+    return [m for g in plan.values() for m in g.members()]
 
 
 def _world_07(kind: str, p: dict, device: str) -> dict:
@@ -131,7 +105,7 @@ def _prepare_07(todo: list[tuple], p: dict) -> None:
     from itmlib.training.grid import _member_config
     from itmlib.relevance.doc2vec import omega_vectors, train_doc2vec
 
-    trains = {k: _world_07(k, p, "cpu")["train"] for k in dict.fromkeys(m[4] for m in todo)}
+    trains = {k: _world_07(k, p, "cpu")["train"] for k in dict.fromkeys(m.world for m in todo)}
     for _, cfg, f, s, kind in todo:
         sub, c = _member_config(cfg, trains[kind], f, s)
         mc = c.model
@@ -151,7 +125,7 @@ def _sam_configs(p: dict, source: str, arms: list[str]) -> dict:
     return ncs_sam.recipe_configs(p["scale"], arms, data=source, epochs=p["epochs"] or None)
 
 
-def _members_10(p: dict) -> list[tuple[str, Any, float, int, str]]:
+def _members_10(p: dict) -> list:
     """Notebook 10's grids (cells "sam" ... "teran") but SAM's scarce arms, whose fraction is chosen on the
     baseline's runs first (:func:`_followup_10`): the full-data baseline and the candidates go first."""
     from itmlib.papers import neighborhoods as nbr
@@ -163,23 +137,23 @@ def _members_10(p: dict) -> list[tuple[str, Any, float, int, str]]:
     if "sam" in p["papers"]:
         vse = _sam_configs(p, src, ["VSE++"])["VSE++"]
         fds = range(p["seed"], p["seed"] + max(p["full_data_seeds"], 1))
-        out += [("VSE++", vse, 1.0, s, "sam") for s in fds]
+        out += [Member("VSE++", vse, 1.0, s, "sam") for s in fds]
         if not p["sam_fraction"]:
-            out += [("VSE++", vse, f, p["seed"], "sam") for f in p["candidate_fractions"]]
+            out += [Member("VSE++", vse, f, p["seed"], "sam") for f in p["candidate_fractions"]]
         if p["full_data_seeds"]:
             sam = _sam_configs(p, src, ["VSE++ + SAM"])["VSE++ + SAM"]
-            out += [("VSE++ + SAM", sam, 1.0, s, "sam") for s in range(p["seed"], p["seed"] + p["full_data_seeds"])]
+            out += [Member("VSE++ + SAM", sam, 1.0, s, "sam") for s in range(p["seed"], p["seed"] + p["full_data_seeds"])]
     if "teran" in p["papers"]:
         main = teran.teran_config(p["scale"], epochs=p["epochs"] or None, data=src)
         cfgs = teran.comparison_configs(main, p["scale"], True)
-        out += [(n, cfgs[n], p["teran_fraction"], s, "teran") for s in seeds for n in ("TERAN mrsw", "TERAN mwsr", "TERN (global)")]
+        out += [Member(n, cfgs[n], p["teran_fraction"], s, "teran") for s in seeds for n in ("TERAN mrsw", "TERAN mwsr", "TERN (global)")]
     if "ssamt" in p["papers"]:
         cfgs = ssamt.table3_configs(p["scale"], data=src, arms=["+LM", "+PM"], phrase_settings=[True],
                                     epochs=p["epochs"] or None, phrase_backend="spacy")
-        out += [(n, c, p["ssamt_fraction"], s, "ssamt") for s in seeds for n, c in cfgs.items()]
+        out += [Member(n, c, p["ssamt_fraction"], s, "ssamt") for s in seeds for n, c in cfgs.items()]
     if "nbr" in p["papers"]:
         cfgs = nbr.arm_configs(p["scale"], ["ANG+NP+SYM", "OURS"], data=src, epochs=p["epochs"] or None)
-        out += [(n, c, p["nbr_fraction"], s, "nbr") for s in seeds for n, c in cfgs.items()]
+        out += [Member(n, c, p["nbr_fraction"], s, "nbr") for s in seeds for n, c in cfgs.items()]
     return out
 
 
@@ -211,7 +185,7 @@ def _followup_10(p: dict, records: str, ckpt: str) -> tuple[Any, Any]:
 
     if "sam" not in p["papers"]:
         return None, None
-    first = lambda m: m[4] == "sam" and m[0] == "VSE++" and (m[2] < 1.0 or m[3] < p["seed"] + max(p["full_data_seeds"], 1))  # noqa: E731
+    first = lambda m: m.world == "sam" and m.name == "VSE++" and (m.fraction < 1.0 or m.seed < p["seed"] + max(p["full_data_seeds"], 1))  # noqa: E731
 
     def then() -> list[tuple]:
         w = _world_10("sam", p, "cpu")
@@ -229,7 +203,7 @@ def _followup_10(p: dict, records: str, ckpt: str) -> tuple[Any, Any]:
         f10 = float(chosen.fraction.iloc[0])
         print(f"[pool] SAM's scarce fraction: {f10:g}", flush=True)
         arms = _sam_configs(p, w["train"].source, ["VSE++", "VSE++ + SAM", "VSE++ + SAM shuffled"])
-        return [(n, c, f10, s, "sam") for s in range(p["seed"], p["seed"] + p["n_seeds"]) for n, c in arms.items()]
+        return [Member(n, c, f10, s, "sam") for s in range(p["seed"], p["seed"] + p["n_seeds"]) for n, c in arms.items()]
     return first, then
 
 
@@ -251,15 +225,15 @@ def phase_one_groups(todo: list[tuple], p: dict, nb: str, ckpt_dir: str) -> list
     trains: dict[str, Any] = {}
     groups: dict[str, list[tuple]] = {}
     for i, m in enumerate(todo):
-        if m[4] not in trains:
-            trains[m[4]] = PLANS[nb][1](m[4], p, "cpu")["train"]
-        p1 = _phase_one(_trained_config(m[1], trains[m[4]], m[2], m[3]))
+        if m.world not in trains:
+            trains[m.world] = PLANS[nb][1](m.world, p, "cpu")["train"]
+        p1 = _phase_one(_trained_config(m.config, trains[m.world], m.fraction, m.seed))
         groups.setdefault(str(checkpoint_folder(*p1, ckpt_dir)) if p1 else f"own {i}", []).append(m)
     return list(groups.values())
 
 
 def _key(m: tuple) -> tuple:
-    return m[0], m[2], m[3], m[4]
+    return m.name, m.fraction, m.seed, m.world
 
 
 class Schedule:
@@ -355,20 +329,20 @@ def main(argv: list[str] | None = None) -> int:
     p.update({n: cli_value(v) for n, v in args.param})
     t0 = time.time()
     members, world, prepare, followup = PLANS[args.notebook]
-    todo = [m for m in members(p) if args.world is None or m[4] in args.world]
+    todo = [m for m in members(p) if args.world is None or m.world in args.world]
     groups = phase_one_groups(todo, p, args.notebook, args.ckpt_dir)
     print(f"[pool] {len(todo)} members of {args.notebook} at {args.scale}; data in {time.time() - t0:.0f} s", flush=True)
     if args.list:
         for g in groups:
-            print(" ", "; ".join(f"{m[0]}, {m[4]}, fraction {m[2]:g}, seed {m[3]}, {m[1].epochs} epochs" for m in g))
+            print(" ", "; ".join(f"{m.name}, {m.world}, fraction {m.fraction:g}, seed {m.seed}, {m.config.epochs} epochs" for m in g))
         return 0
-    for kind in dict.fromkeys(m[4] for m in todo):
+    for kind in dict.fromkeys(m.world for m in todo):
         world(kind, p, "cpu")      # relevance, Doc2Vec and Ω cached on disk before the workers start
     if prepare:
         prepare(todo, p)
     print(f"[pool] worlds and caches ready at {time.time() - t0:.0f} s", flush=True)
     records = str(Path(args.results_dir) / args.notebook / "members")
-    first, then = followup(p, records, args.ckpt_dir) if followup and any(m[4] == "sam" for m in todo) else (None, None)
+    first, then = followup(p, records, args.ckpt_dir) if followup and any(m.world == "sam" for m in todo) else (None, None)
     schedule = Schedule(groups, first, then)
     running: dict = {}
     with ProcessPoolExecutor(args.workers, mp_context=get_context("spawn"), initializer=_setup,

@@ -21,7 +21,7 @@ our 1,000 would be a fifth of the split).
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -31,9 +31,10 @@ from ..data.base import ITMDataset
 from ..metrics import k_way_accuracy, neighbor_distance, neighborhood_preservation, retrieval_recall
 from ..models.semnbr import NbrConfig
 from ..relevance.doc2vec import Doc2VecSettings, doc_vectors, train_doc2vec
+from ..training.grid import Grid
 from ..training.train import TrainConfig, TrainResult
 
-__all__ = ["ARMS", "D2V_TAGS", "split_arm", "SETTINGS", "TABLE1", "TABLE2", "TABLE4", "CONTROL", "nbr_config",
+__all__ = ["grids", "ARMS", "D2V_TAGS", "split_arm", "SETTINGS", "TABLE1", "TABLE2", "TABLE4", "CONTROL", "nbr_config",
            "arm_configs", "nbr_evaluator", "test_omega", "caption_neighbor_recall", "with_paper_columns", "kway_k",
            "preservation_k", "doc2vec_settings", "scale_note", "topic_purity", "PAPER_DATASETS", "settings_table"]
 
@@ -256,3 +257,20 @@ def scale_note(scale: str) -> str:
     z = _SIZES[get_scale(scale).name]
     return (f"{z['n_neighbors']} Doc2Vec neighbours, min_count {z['min_count']}, preservation at "
             f"{z['preservation_k']} (paper: 200, 20, 200); {z['embed_dim']}-d VSE++ towers, {z['epochs']} epochs")
+
+
+def grids(p: Mapping[str, Any], news_data: str, literal_data: str) -> dict[str, Grid]:
+    """Notebook 07's plan from its parameters ``p`` (``scale``, ``seed``, ``n_seeds``, ``headline_seeds``,
+    ``news_arms``, ``literal_arms``, ``literal_fraction``, ``epochs``, ``d2v_mode``, ``neighbor_sampling``,
+    ``lr``, ``warmup_epochs``, ``patience``): ``"news"`` (every news arm on every news pair; the headline claims'
+    arms on ``headline_seeds``) and ``"literal"`` (the literal arms on ``literal_fraction`` of the literal
+    world's images). The notebook runs these grids and ``tools/member_pool.py`` trains their members."""
+    from ..claims import headline_methods
+
+    common = dict(epochs=p["epochs"] or None, d2v_mode=p["d2v_mode"], sampling=p["neighbor_sampling"],
+                  lr=p.get("lr") or None, warmup_epochs=p.get("warmup_epochs", 1), patience=p.get("patience", 0))
+    seeds = range(p["seed"], p["seed"] + p["n_seeds"])
+    return {"news": Grid(arm_configs(p["scale"], p["news_arms"], data=news_data, **common), (1.0,), seeds, "news",
+                         tuple(headline_methods("07_semantic_neighborhoods", "news")), p["headline_seeds"]),
+            "literal": Grid(arm_configs(p["scale"], p["literal_arms"], data=literal_data, **common),
+                            (float(p["literal_fraction"]),), seeds, "literal")}

@@ -37,9 +37,11 @@ import pandas as pd
 from ..config import array_key, check_choice, check_fraction, check_positive, get_scale, resolve_device
 from ..data.base import CAPTIONS_PER_IMAGE, ITMDataset
 from ..models.ssamt import SSAMTConfig
+from ..training.grid import Grid
 from ..training.train import TrainConfig, TrainResult, evaluate
 
-__all__ = ["ARMS", "arm_name", "relative_fractions", "PAPER_NAMES", "ssamt_config", "fixed_updates", "scaled_epochs", "table3_configs",
+__all__ = ["grids", "ARMS", "arm_name", "relative_fractions",
+           "PAPER_NAMES", "ssamt_config", "fixed_updates", "scaled_epochs", "table3_configs",
            "negative_pairs", "mismatch_accuracy", "mask_of_pair",
            "best_threshold", "threshold_accuracy", "classifier_accuracy", "pair_thresholds",
            "false_phrases", "ssamt_evaluator", "rerank_curve", "pm_gains", "true_tuples", "with_paper_columns",
@@ -374,3 +376,31 @@ def figure3_table(runs: pd.DataFrame) -> pd.DataFrame:
     model_rows = r[["seed", "method", "false_hit"]].rename(columns={"false_hit": "rate"})
     chance = r.groupby("seed", as_index=False)["false_chance"].first().rename(columns={"false_chance": "rate"})
     return pd.concat([model_rows, chance.assign(method="chance")], ignore_index=True)
+
+
+def grids(p: Mapping[str, Any], data: str) -> dict[str, Grid]:
+    """Notebook 06's plan, its parameters ``p`` (``scale``, ``seed``, ``n_seeds``, ``headline_seeds``,
+    ``fraction``, ``arms``, ``phrase_settings``, ``epochs``, ``negative_pool``, ``rerank_k``, ``phrase_backend``,
+    ``longer``, ``fractions``, ``table5_updates``, ``compare_vse``) on the training data ``data``: ``"table3"``
+    (every arm; the headline claims' arms on ``headline_seeds``), ``"longer"`` (+PM and +LM with ``longer``
+    times the epochs), ``"table5 <f>"`` per smaller fraction (fixed updates or the same epochs) and ``"vse"``.
+    The notebook runs these grids and ``tools/member_pool.py`` trains their members: one plan for both."""
+    from ..claims import headline_methods
+    from .ncs_sam import vse_config
+
+    seeds = range(p["seed"], p["seed"] + p["n_seeds"])
+    f0 = (float(p["fraction"]),)
+    configs = table3_configs(p["scale"], data=data, arms=p["arms"], phrase_settings=p["phrase_settings"],
+                             epochs=p["epochs"] or None, negative_pool=p["negative_pool"], rerank_k=p["rerank_k"],
+                             phrase_backend=p["phrase_backend"])
+    out = {"table3": Grid(configs, f0, seeds, "ssamt", tuple(headline_methods("06_phrase_labels")), p["headline_seeds"])}
+    if p["longer"]:
+        out["longer"] = Grid({f"{n} x{p['longer']:g} epochs": scaled_epochs(configs[n], p["longer"])
+                              for n in (arm_name("+PM", True), arm_name("+LM", True)) if n in configs}, f0, seeds, "ssamt")
+    t5 = {arm_name(a, True): configs[arm_name(a, True)] for a in p["arms"] if arm_name(a, True) in configs}
+    for f in (f for f in p["fractions"] if f < 1.0):   # each fraction its own grid: with fixed updates its epochs scale by 1 / f
+        out[f"table5 {f:g}"] = Grid({n: fixed_updates(c, f) if p["table5_updates"] == "fixed" else c for n, c in t5.items()},
+                                    (f0[0] * f,), seeds, "ssamt")
+    if p["compare_vse"]:
+        out["vse"] = Grid({"VSE++": vse_config(p["scale"], data=data)}, f0, seeds, "vse")
+    return out

@@ -52,7 +52,7 @@ import re
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -64,8 +64,41 @@ from ..paths import atomic_write_text, resolve_path
 from .progress import GridProgress, MemberStatus
 from .train import TrainConfig, TrainResult, config_dict, config_hash, epochs_done, evaluate, train
 
-__all__ = ["grid_member", "figure_record", "run_grid", "devices_note", "trained_where", "checkpoint_name", "parse_executor",
+__all__ = ["Member", "Grid", "grid_member", "figure_record", "run_grid", "devices_note", "trained_where", "checkpoint_name",
+           "parse_executor",
            "member_record_path", "METRIC_COLUMNS"]
+
+class Member(NamedTuple):
+    """One grid member: the run of ``config`` named ``name`` on ``fraction`` of the training images with ``seed``,
+    in the notebook's ``world`` (which data and evaluation a pool loads for it)."""
+
+    name: str
+    config: TrainConfig
+    fraction: float
+    seed: int
+    world: str
+
+
+class Grid(NamedTuple):
+    """One grid of a notebook's plan (a paper module's ``grids(params)``): every config on every fraction and
+    seed, and the arms in ``headline`` on the seeds they still lack up to ``headline_seeds`` - what the notebook
+    passes to :func:`run_grid` (or :func:`itmlib.claims.headline_grid`) and a pool trains member by member."""
+
+    configs: dict[str, TrainConfig]
+    fractions: tuple[float, ...]
+    seeds: range
+    world: str
+    headline: tuple[str, ...] = ()
+    headline_seeds: int = 0
+
+    def members(self) -> list[Member]:
+        """Its members, the headline arms' first (on all their seeds), then the rest: the order a pool trains."""
+        heads = [n for n in self.headline if n in self.configs]
+        extra = range(self.seeds.start, self.seeds.start + max(self.headline_seeds, len(self.seeds)))
+        out = [Member(n, self.configs[n], f, s, self.world) for n in heads for f in self.fractions for s in extra]
+        return out + [Member(n, c, f, s, self.world) for n, c in self.configs.items() if n not in heads
+                      for f in self.fractions for s in self.seeds]
+
 
 #: bump when a record's layout changes (older records are then ignored, not misread)
 RECORD_VERSION = 1
