@@ -86,7 +86,8 @@ def test_10_members_are_the_notebooks_arms_and_the_scarce_ones_wait_for_the_base
     assert p["teran_fraction"] == 1.0            # TERAN trains on every image at medium
     first, _ = pool.PLANS["10_real_language"][3](p, "unused", "unused")
     waited = [m for m in todo if first(m)]     # the full-data baseline's seeds and the candidate fractions
-    assert sorted((m.fraction, m.seed) for m in waited) == sorted([(1.0, s) for s in range(fds)] + [(f, 0) for f in p["candidate_fractions"]])
+    assert sorted((m.fraction, m.seed) for m in waited) == \
+        sorted([(1.0, s) for s in range(fds)] + [(f, 0) for f in p["candidate_fractions"]])
     assert not pool.PLANS["10_real_language"][0](dict(p, papers=[]))
 
 
