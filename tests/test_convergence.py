@@ -128,3 +128,23 @@ def test_probe_curves_lay_out_each_recipe_by_hand():
     assert len(curves) == 8 and list(curves.lr.unique()) == [1e-4, 1e-3]
     assert list(t.state) == ["plateaued", "selected at its first epoch"]
     assert list(t["dev at best"]) == [81.2, 83.0] and list(t["dev at last"]) == [81.2, 59.0]
+
+
+def test_a_claim_whose_arm_collapses_under_every_probed_recipe_is_judged_and_says_so():
+    import dataclasses
+
+    import pandas as pd
+
+    from itmlib.claims import claim
+    from itmlib.claims.judge import judge_claims
+
+    runs = pd.DataFrame([{"method": m, "seed": s, "fraction": 1.0, "rsum": 300.0 + 20 * (m == "TERAN mrsw") + s,
+                          "t2i_r1": 30.0, "i2t_r1": 40.0, "t2i_ndcg_rouge": 60.0, "grounding": 50.0}
+                         for m in ("TERN (global)", "TERAN mrsw") for s in range(5)])
+    fell = [300.0, 100.0, 90.0, 80.0]                       # best at epoch 1, then down: the recipe did not train
+    recs = Training(tuple(_rec(m, s, fell, 1) for m in ("TERN (global)", "TERAN mrsw") for s in range(5)))
+    c = claim("teran_beats_tern")
+    plain = judge_claims("08_teran", runs, claims=[c], records=recs).iloc[0]
+    assert plain.verdict == "not judged (selected at epoch 1)"
+    probed = judge_claims("08_teran", runs, claims=[dataclasses.replace(c, collapses="lr 2e-4, 1e-4")], records=recs).iloc[0]
+    assert probed.verdict.startswith("holds (n=5") and probed.training.startswith("collapses (probed: lr 2e-4, 1e-4); ")

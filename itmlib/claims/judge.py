@@ -66,7 +66,8 @@ def judge_claims(notebook: str, tables: pd.DataFrame | Mapping[str, pd.DataFrame
     did not train and why. **The gate**: a claim resting on an arm that is still rising or was selected at
     its first epoch reads ``not judged (still rising)`` / ``not judged (selected at epoch 1)``, never a
     verdict; one on fewer than :data:`MIN_SEEDS` seeds ``not judged (2 seeds)``, a headline claim on fewer
-    than :data:`HEADLINE_SEEDS` likewise.
+    than :data:`HEADLINE_SEEDS` likewise. A claim whose YAML names the recipes under which its arm collapses
+    (``collapses``) is judged, its ``training`` cell ``collapses (probed: ...)``: a finding about the method.
     """
     from .registry import claims_for, paper_side, ratio_threshold
     from ..training.convergence import Training
@@ -99,6 +100,8 @@ def judge_claims(notebook: str, tables: pd.DataFrame | Mapping[str, pd.DataFrame
         barms, bbad = _arms(training, c, runs[runs.method == baseline]) if len(runs) and baseline else ("", [])
         bad = mbad + bbad
         state = "" if not (marms or barms) else "; ".join(bad) if bad else "converged"
+        if bad and c.collapses:   # probed recipes all collapse: judged, and the training cell says so
+            state, bad = f"collapses (probed: {c.collapses}); {state}", []
         v = str(r["verdict"])
         judged = v.split(" (")[0] in LABELS and "deterministic" not in v
         if c.kind == "illustration" and v.split(" (")[0] in LABELS:   # shown, never judged

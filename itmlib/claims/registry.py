@@ -56,7 +56,7 @@ _EXPECT = ("higher", "lower", "same", "non_inferior", "ratio", "at_most", "at_le
 MARGIN_RULES = ("paper_gap", "share", "precision")
 _KEYS = {"id", "notebook", "paper_table", "claim", "table", "where", "pair_by", "metric", "model", "baseline",
          "expect", "threshold", "exact", "paper", "note",
-         "margin", "margin_why", "margin_rule", "threshold_rule", "headline", "kind"}
+         "margin", "margin_why", "margin_rule", "threshold_rule", "headline", "kind", "collapses"}
 #: what a claim is (module docstring)
 KINDS = ("paper", "control", "illustration", "check")
 
@@ -85,6 +85,9 @@ class Claim:
     margin_why: str = ""
     margin_rule: dict[str, Any] = field(default_factory=dict)
     threshold_rule: str = ""
+    #: the recipes probed under which an arm of the claim collapses on its dev curve ("lr 1e-3, 1e-4; warm-up 1,
+    #: 3, 10"): the claim is then judged, its training cell saying so - a finding about the method, not the recipe
+    collapses: str = ""
     headline: bool = False
     kind: str = "paper"
 
@@ -133,7 +136,7 @@ def _claim(paper: str, raw: dict[str, Any], where: str) -> Claim:
                  threshold=raw.get("threshold"), exact=bool(raw.get("exact", False)), paper_cells=dict(raw["paper"]),
                  note=raw.get("note", ""), margin=float(raw["margin"]) if "margin" in raw else None,
                  margin_why=raw.get("margin_why", ""), margin_rule=rule, threshold_rule=raw.get("threshold_rule", ""),
-                 headline=bool(raw.get("headline", False)), kind=raw["kind"])
+                 headline=bool(raw.get("headline", False)), kind=raw["kind"], collapses=str(raw.get("collapses", "")))
 
 
 @lru_cache(maxsize=None)
