@@ -229,7 +229,7 @@ def probe_curves(records: list[Mapping[str, Any]], knobs: Iterable[str]) -> tupl
         best = int(rec["rows"][0]["best_epoch"])
         k = {name: cfg.get(name, 0) for name in knobs}
         curves += [{"member": rec["member"], **k, "epoch": e + 1, "dev": x} for e, x in enumerate(v)]
-        rows.append({"member": rec["member"], **k, "epochs": len(v), "best epoch": best, "dev at best": v[best - 1],
+        rows.append({"member": rec["member"], **k, "epochs trained": len(v), "best epoch": best, "dev at best": v[best - 1],
                      "dev at last": v[-1], "state": seed_state(v, best, _first_epoch(cfg))})
     order = ["member", *knobs]
     return (pd.DataFrame(curves).sort_values([*order, "epoch"]).reset_index(drop=True) if curves else pd.DataFrame(),
