@@ -19,8 +19,9 @@ its config's ``select_by``); with E epochs trained, best (selected) epoch b and 
 * otherwise **plateaued**: selected before its last epoch (dev stopped improving, as early stopping with
   patience ends a run), or at its last epoch with a gain of at most 1% over two epochs.
 
-An arm is ``converged`` unless more than half its seeds are still rising (``still rising``) or more than
-half were selected at their first epoch (``selected at epoch f``). Why 1% over two epochs: on our grids the
+An arm is ``still rising`` when more than half its seeds were selected at their last epoch and the median of its
+seeds' gains over their last two epochs exceeds 1%; ``selected at epoch f`` when more than half its seeds were
+selected at their first epoch (as above); ``converged`` otherwise. Why 1% over two epochs: on our grids the
 seed-to-seed spread of a converged arm's dev metric is of that order, so a smaller gain would be lost in the
 spread the claim's interval already carries; why a majority of seeds: the verdict is on the arm's mean,
 which one seed's late gain moves by a fifth of it. These are the rules the claims' ``training`` column and
@@ -87,6 +88,18 @@ def arm_state(states: Iterable[str], first_epoch: int = 1) -> str:
         return RISING
     if sum(x == FIRST for x in s) * 2 > len(s):
         return f"selected at epoch {first_epoch}"
+    return CONVERGED
+
+
+def _arm_state(r: Mapping[str, Any]) -> str:
+    """An arm's state from its seeds' epochs, best epochs, gains and seed states (module docstring)."""
+    n = len(r["seeds"])
+    at_last = sum(b == e for b, e in zip(r["best"], r["epochs"]))
+    gains = [g for g in r["gain"] if np.isfinite(g)]
+    if at_last * 2 > n and gains and float(np.median(gains)) > RISE:
+        return RISING
+    if sum(s == FIRST for s in r["states"]) * 2 > n:
+        return f"selected at epoch {r['first']}"
     return CONVERGED
 
 
@@ -172,7 +185,7 @@ def arm_table(records: list[Mapping[str, Any]]) -> pd.DataFrame:
                     "epochs": " ".join(map(str, pick("epochs"))), "best epochs": " ".join(map(str, pick("best"))),
                     "gain last 2 (%)": round(100 * float(np.mean(gains)), 2) if gains else math.nan,
                     "metric": r["metric"], "seed states": ", ".join(pick("states")),
-                    "state": arm_state(r["states"], r["first"])})
+                    "state": _arm_state(r)})
     return pd.DataFrame(out, columns=["arm", "member", "fraction", "seeds", "budget", "epochs", "best epochs",
                                       "gain last 2 (%)", "metric", "seed states", "state"])
 
