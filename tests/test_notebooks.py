@@ -194,7 +194,10 @@ def _check_11(t):
         for _, row in df.iterrows():
             key = "id" if "id" in df.columns and isinstance(row.get("id"), str) else "claim"
             if (mine[key] == row[key]).any():
-                assert mine[mine[key] == row[key]].verdict.iloc[0] == row.verdict
+                got = mine[mine[key] == row[key]]
+                # an illustration is never judged, whatever a table written before claims had kinds says
+                want = "not judged (an illustration)" if got.kind.iloc[0] == "illustration" else row.verdict
+                assert got.verdict.iloc[0] == want
 
 
 def _check_10(t):
