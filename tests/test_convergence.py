@@ -107,6 +107,9 @@ def test_the_gate_withholds_verdicts_on_arms_that_did_not_train():
     gated = judge_claims("08_teran", runs, records=Training(recs(rising))).set_index("id").loc["teran_beats_tern"]
     assert gated.verdict == "not judged (still rising)" and gated.training == "TERN (global)@1: still rising"
     assert gated.ci_low == ok.ci_low          # the interval is still shown, only not read as a verdict
+    # an arm without records is named as such, never called converged
+    mwsr = judge_claims("08_teran", runs, records=Training(recs(flat))).set_index("id").loc["teran_mrsw_beats_mwsr_t2i"]
+    assert mwsr.baseline_arms == "" and mwsr.training == "TERAN mwsr: no records"
     # a claim with no records behind it names no arm and no training
     bare = judge_claims("08_teran", runs).set_index("id").loc["teran_beats_tern"]
     assert (bare.model_arms, bare.training) == ("", "")

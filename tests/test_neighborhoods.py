@@ -387,3 +387,29 @@ def test_eq_8_assembles_its_terms_with_the_papers_weights(news, monkeypatch, arm
     monkeypatch.setattr(semnbr, "triplet_npair", within)
     loss = model.batch_loss(news, text, np.arange(32), epoch=0, margin=0.2, hardest=False)
     assert float(loss) == pytest.approx(expected)
+
+
+def test_each_arm_is_measured_in_its_own_omega_and_omega_is_keyed_by_its_recipe():
+    from types import SimpleNamespace
+
+    from itmlib.papers.neighborhoods import Omega, nbr_evaluator
+
+    test = load_dataset("synthetic_news", "test", scale="smoke")
+    rng = np.random.default_rng(0)
+    unit = lambda x: x / np.linalg.norm(x, axis=1, keepdims=True)   # noqa: E731 (cosine and dot agree)
+    own = {m: Omega(unit(rng.normal(size=(test.n_images, 8))), f"d2v {m} recipe") for m in ("code", "dbow")}
+
+    def result(space):   # a model whose images and texts are exactly ``space``: it keeps that Ω's neighbours
+        return SimpleNamespace(model=SimpleNamespace(embed_dataset=lambda ds, vocab, device: (space, space)), vocab=None)
+
+    fn = nbr_evaluator(test, omega=own, d2v_mode="code", preservation_k=10, n_draws=1)
+    dbow = fn("OURS (DBOW)", result(own["dbow"].vectors), test)[0]
+    plain = fn("OURS", result(own["dbow"].vectors), test)[0]
+    assert dbow["np_img"] == dbow["np_txt"] == 100.0          # measured in PV-DBOW's Ω, which it reproduces
+    assert plain["np_img"] < 20                               # the untagged arm is measured in the notebook's Ω
+    # the record key names Ω's recipe, not its bytes: last-bit differences between machines keep the key
+    nudged = {m: Omega(o.vectors + 1e-12, o.key) for m, o in own.items()}
+    assert nbr_evaluator(test, omega=nudged, preservation_k=10).cache_key == nbr_evaluator(test, omega=own, preservation_k=10).cache_key
+    other = {**own, "dbow": Omega(own["dbow"].vectors, "d2v dbow another recipe")}
+    assert nbr_evaluator(test, omega=other, preservation_k=10).cache_key != nbr_evaluator(test, omega=own, preservation_k=10).cache_key
+    assert "omega none" in nbr_evaluator(test, preservation_k=10).cache_key

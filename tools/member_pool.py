@@ -88,9 +88,9 @@ def _world_07(kind: str, p: dict, device: str) -> dict:
 
     if kind == "news":
         train_ds, dev_ds, test_ds = _load(p["dataset"], p)
-        omega = nbr.test_omega(train_ds, test_ds, nbr.doc2vec_settings(p["scale"], p["d2v_mode"]))
+        omegas = nbr.arm_omegas(train_ds, test_ds, p["scale"], p["news_arms"], p["d2v_mode"])
         kp = min(nbr.preservation_k(p["scale"]), test_ds.n_images - 1)
-        fn = nbr.nbr_evaluator(test_ds, omega=omega, preservation_k=kp, n_draws=p["n_draws"], seed=p["seed"], device=device)
+        fn = nbr.nbr_evaluator(test_ds, omega=omegas, d2v_mode=p["d2v_mode"], preservation_k=kp, n_draws=p["n_draws"], seed=p["seed"], device=device)
     else:
         train_ds, dev_ds, test_ds = _load("synthetic", p)
         fn = nbr.nbr_evaluator(test_ds, n_draws=p["n_draws"], seed=p["seed"], device=device)
@@ -116,6 +116,28 @@ def _prepare_07(todo: list[tuple], p: dict) -> None:
             train_doc2vec(sub.captions, dataclasses.replace(settings, mode=mc.words_mode or settings.mode))
         if mc.neighbors == "text":
             omega_vectors(sub.captions, settings)
+
+
+# ----- 08: TERAN -----------------------------------------------------------------------------------------
+def _members_08(p: dict) -> list:
+    """08's grid, the headline arms seed by seed first: a pool cut off part-way leaves paired seeds."""
+    from itmlib.papers import teran
+
+    grid = teran.grids(p, _load(p["dataset"], p)[0].source)["teran"]
+    members = grid.members()
+    heads = [m for m in members if m.name in grid.headline]
+    return sorted(heads, key=lambda m: m.seed) + [m for m in members if m.name not in grid.headline]
+
+
+def _world_08(kind: str, p: dict, device: str) -> dict:
+    from itmlib.papers import teran
+    from itmlib.relevance import eval_relevance, eval_rouge
+
+    train_ds, dev_ds, test_ds = _load(p["dataset"], p)
+    rel = {"rouge": eval_rouge(test_ds), "sg": eval_relevance(test_ds)}
+    fn = teran.teran_evaluator(rel, device=device, test_poolings={"TERN (global) mrsw Test": "mrsw"})
+    return dict(train=train_ds, dev=dev_ds, test=test_ds, rel=None, eval=fn,
+                kw={"dev_relevance": teran.teran_dev_relevance(dev_ds)})
 
 
 # ----- 10: the real-language world ---------------------------------------------------------------------------
@@ -210,6 +232,7 @@ def _followup_10(p: dict, records: str, ckpt: str) -> tuple[Any, Any]:
 #: notebook -> (its members: (name, config, fraction of the training images, seed, world), a world's data and
 #: evaluator, what to cache before the workers start or None, members that wait on others' records or None)
 PLANS = {"06_phrase_labels": (_members_06, _world_06, None, None),
+         "08_teran": (_members_08, _world_08, None, None),
          "07_semantic_neighborhoods": (_members_07, _world_07, _prepare_07, None),
          "10_real_language": (_members_10, _world_10, None, _followup_10)}
 

@@ -21,16 +21,16 @@ our 1,000 would be a fifth of the split).
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 import pandas as pd
 
-from ..config import array_key, check_choice, get_scale, resolve_device
+from ..config import check_choice, get_scale, resolve_device
 from ..data.base import ITMDataset
 from ..metrics import k_way_accuracy, neighbor_distance, neighborhood_preservation, retrieval_recall
 from ..models.semnbr import NbrConfig
-from ..relevance.doc2vec import Doc2VecSettings, doc_vectors, train_doc2vec
+from ..relevance.doc2vec import Doc2VecSettings, doc2vec_key, doc_vectors, train_doc2vec
 from ..training.grid import Grid
 from ..training.train import TrainConfig, TrainResult
 
@@ -154,33 +154,75 @@ def test_omega(train_ds: ITMDataset, test_ds: ITMDataset, settings: Doc2VecSetti
     return doc_vectors(train_doc2vec(train_ds.captions, settings), test_ds.captions)
 
 
-def nbr_evaluator(test_ds: ITMDataset, *, omega: np.ndarray | None = None, preservation_k: int = 200,
-                  n_draws: int = 5, seed: int = 0, device: str = "cpu"
+def omega_key(train_ds: ITMDataset, settings: Doc2VecSettings) -> str:
+    """What :func:`test_omega` is made from - the Doc2Vec's settings and training texts (the test texts are named
+    by the evaluation's test split) - for an evaluation's record key. Not Ω's bytes: one Doc2Vec recipe gives
+    vectors that differ in their last bits from machine to machine (BLAS), and a member record must be read
+    wherever its recipe is rebuilt."""
+    return f"d2v {settings.mode} {doc2vec_key(train_ds.captions, settings)}"
+
+
+class Omega(NamedTuple):
+    """The Ω an evaluation measures a learned space against: the vectors of the test texts and what made them
+    (:func:`omega_key`)."""
+
+    vectors: np.ndarray
+    key: str
+
+    @classmethod
+    def of(cls, train_ds: ITMDataset, test_ds: ITMDataset, settings: Doc2VecSettings) -> "Omega":
+        return cls(test_omega(train_ds, test_ds, settings), omega_key(train_ds, settings))
+
+
+def arm_omegas(train_ds: ITMDataset, test_ds: ITMDataset, scale: str, arms: Iterable[str], d2v_mode: str) -> dict[str, Omega]:
+    """Ω per Doc2Vec the ``arms`` take their neighbours from, by ``d2v_mode`` (``""`` for the notebook's own,
+    ``d2v_mode``; "OURS (DBOW)" adds PV-DBOW's): each arm's neighbourhoods are then measured in its own Ω."""
+    modes = {split_arm(a)[1] or d2v_mode for a in arms} | {d2v_mode}
+    return {m: Omega.of(train_ds, test_ds, doc2vec_settings(scale, m)) for m in sorted(modes)}
+
+
+def nbr_evaluator(test_ds: ITMDataset, *, omega: Omega | Mapping[str, Omega] | None = None, d2v_mode: str = "code",
+                  preservation_k: int = 200, n_draws: int = 5, seed: int = 0, device: str = "cpu"
                   ) -> Callable[[str, TrainResult, ITMDataset], list[dict[str, Any]]]:
     """:func:`~itmlib.training.grid.run_grid`'s ``evaluate_fn``: k-way accuracy both ways (:func:`kway_k`),
     Recall, and with ``omega`` (Ω of the test texts, one text per image) neighbourhood preservation of
     images (``np_img``: an image's reference is its article's Ω) and texts (``np_txt``) at ``preservation_k``,
     and how close M keeps each sample's 10 Ω-neighbours relative to a random pair (``nd_img``, ``nd_txt``:
-    :func:`~itmlib.metrics.kway.neighbor_distance`, the paper's Fig. 5 measured)."""
+    :func:`~itmlib.metrics.kway.neighbor_distance`, the paper's Fig. 5 measured).
+
+    ``omega`` is one :class:`Omega` for every arm, or one per Doc2Vec mode (:func:`arm_omegas`): an arm tagged
+    with another Doc2Vec ("OURS (DBOW)") is then measured against the Ω its neighbours came from, the others
+    against ``d2v_mode``'s."""
     k = kway_k(test_ds)
     device = resolve_device(device)
+    per_mode = dict(omega) if isinstance(omega, Mapping) else None
+
+    def omega_of(name: str) -> np.ndarray | None:
+        if per_mode is None:
+            return None if omega is None else omega.vectors
+        return per_mode[split_arm(name)[1] or d2v_mode].vectors
 
     def fn(name: str, result: TrainResult, ds: ITMDataset) -> list[dict[str, Any]]:
         im, cap = result.model.embed_dataset(ds, result.vocab, device)
         row: dict[str, Any] = k_way_accuracy(im[ds.img_of_caption], cap, k, groups=ds.img_of_caption,
                                              n_draws=n_draws, seed=seed)
         row |= retrieval_recall(im @ cap.T, ds.img_of_caption)
-        if omega is not None and ds.captions_per_image == 1:
+        om = omega_of(name)
+        if om is not None and ds.captions_per_image == 1:
             kk = min(preservation_k, ds.n_images - 1)
-            row["np_img"] = neighborhood_preservation(im, omega, kk)
-            row["np_txt"] = neighborhood_preservation(cap, omega, kk)
-            row["nd_img"] = neighbor_distance(im, omega, 10)
-            row["nd_txt"] = neighbor_distance(cap, omega, 10)
+            row["np_img"] = neighborhood_preservation(im, om, kk)
+            row["np_txt"] = neighborhood_preservation(cap, om, kk)
+            row["nd_img"] = neighbor_distance(im, om, 10)
+            row["nd_txt"] = neighbor_distance(cap, om, 10)
         return [row]
 
-    # run_grid keeps the rows beside each checkpoint and in member records under this key (bump "v1" when
-    # the evaluation changes)
-    fn.cache_key = (f"nbr-eval-v2|{test_ds.source}|{test_ds.split}|{test_ds.n_images}|omega {array_key(omega)}|"
+    # run_grid keeps the rows beside each checkpoint and in member records under this key (bump "v2" when
+    # the evaluation changes); Ω is named by its recipe (omega_key)
+    if per_mode is not None:
+        named = "own omega " + ", ".join(f"{m}: {o.key}" for m, o in sorted(per_mode.items())) + f" (untagged: {d2v_mode})"
+    else:
+        named = f"omega {'none' if omega is None else omega.key}"
+    fn.cache_key = (f"nbr-eval-v2|{test_ds.source}|{test_ds.split}|{test_ds.n_images}|{named}|"
                     f"k {preservation_k}|draws {n_draws}|seed {seed}")
     return fn
 

@@ -97,6 +97,36 @@ def comparison_configs(main: TrainConfig, scale: str, ablations: bool = True) ->
     return configs | {k: c for k, c in extra.items() if k not in configs and c != main}
 
 
+def main_config(p: Mapping[str, Any], data: str) -> TrainConfig:
+    """Notebook 08's main model from its parameters ``p`` (``scale``, ``epochs``, ``pooling``, ``shared_weights``,
+    ``stopwords``, ``text_encoder``, ``text_path``, ``finetune_text``, ``warmup_epochs``, ``patience``)."""
+    options: dict[str, Any] = dict(text_path=p["text_path"] or None)
+    if p["finetune_text"] != "auto":
+        options["finetune_text"] = p["finetune_text"] == "yes"
+    return teran_config(p["scale"], epochs=p["epochs"] or None, data=data, pooling=p["pooling"],
+                        shared_weights=p["shared_weights"], stopwords=p["stopwords"], text_encoder=p["text_encoder"],
+                        warmup_epochs=p["warmup_epochs"], patience=p["patience"], **options)
+
+
+def grids(p: Mapping[str, Any], data: str) -> dict[str, Any]:
+    """Notebook 08's plan: ``"teran"``, the main model and (with ``p["ablations"]``) the comparisons of Tables 1
+    and 4 on ``n_seeds`` seeds, the headline claims' arms on ``headline_seeds``. With ``ablation_epochs`` the
+    arms no headline claim reads keep that budget (and no early stopping): the recipe the main arms were
+    retrained under is then theirs only, and the gate reads the others' curves as they are. The notebook runs
+    this grid and ``tools/member_pool.py`` trains its members: one plan for both."""
+    from dataclasses import replace
+
+    from ..claims import headline_methods
+    from ..training.grid import Grid
+
+    heads = tuple(headline_methods("08_teran"))
+    configs = comparison_configs(main_config(p, data), p["scale"], p["ablations"])
+    if p.get("ablation_epochs"):
+        configs = {n: c if n in heads else replace(c, epochs=p["ablation_epochs"], patience=0) for n, c in configs.items()}
+    seeds = range(p["seed"], p["seed"] + p["n_seeds"])
+    return {"teran": Grid(configs, (1.0,), seeds, "teran", heads, p["headline_seeds"])}
+
+
 def recall_ndcg(sims: np.ndarray, ds: ITMDataset, relevances: Mapping[str, np.ndarray], k: int = 25) -> dict[str, float]:
     """Recall@1/5/10 both ways, Rsum, and NDCG@k (percent) per relevance and direction: with the public
     code's exponential gain 2^rel - 1 (the numbers of the paper's tables) as ``i2t_ndcg_<name>``,

@@ -108,7 +108,8 @@ def _stable_infer() -> Iterator[None]:
         d2v.pseudorandom_weak_vector = old
 
 
-def _key(texts: Sequence[str], s: Doc2VecSettings) -> str:
+def doc2vec_key(texts: Sequence[str], s: Doc2VecSettings) -> str:
+    """The cache key of a Doc2Vec trained on ``texts`` with ``s``: gensim's version, the settings and the texts."""
     import gensim
 
     h = hashlib.sha256(json.dumps({"v": 1, "gensim": gensim.__version__, **asdict(s)}, sort_keys=True).encode())
@@ -125,7 +126,7 @@ def train_doc2vec(texts: Sequence[str], settings: Doc2VecSettings = Doc2VecSetti
     if len(texts) < 2:
         raise ValueError(f"Doc2Vec needs at least two training texts, got {len(texts)}")
     path = Path(folder) if folder else cache_dir() / "doc2vec"
-    file = path / f"d2v-{_key(texts, settings)}.model"
+    file = path / f"d2v-{doc2vec_key(texts, settings)}.model"
     if cache and file.is_file():
         try:
             return Doc2Vec.load(str(file))
@@ -160,7 +161,7 @@ def omega_vectors(texts: Sequence[str], settings: Doc2VecSettings = Doc2VecSetti
                   cache: bool = True) -> np.ndarray:
     """Ω(y) of every text of a training set: :func:`train_doc2vec` on ``texts``, then :func:`doc_vectors`
     of the same texts; both cached under one content hash."""
-    file = cache_dir() / "doc2vec" / f"omega-{_key(texts, settings)}.npy"
+    file = cache_dir() / "doc2vec" / f"omega-{doc2vec_key(texts, settings)}.npy"
     if cache and file.is_file():
         return np.load(file)
     vec = doc_vectors(train_doc2vec(texts, settings, cache=cache), texts)
