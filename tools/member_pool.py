@@ -90,7 +90,8 @@ def _world_07(kind: str, p: dict, device: str) -> dict:
         train_ds, dev_ds, test_ds = _load(p["dataset"], p)
         omegas = nbr.arm_omegas(train_ds, test_ds, p["scale"], p["news_arms"], p["d2v_mode"])
         kp = min(nbr.preservation_k(p["scale"]), test_ds.n_images - 1)
-        fn = nbr.nbr_evaluator(test_ds, omega=omegas, d2v_mode=p["d2v_mode"], preservation_k=kp, n_draws=p["n_draws"], seed=p["seed"], device=device)
+        fn = nbr.nbr_evaluator(test_ds, omega=omegas, d2v_mode=p["d2v_mode"], preservation_k=kp, n_draws=p["n_draws"],
+                               seed=p["seed"], device=device)
     else:
         train_ds, dev_ds, test_ds = _load("synthetic", p)
         fn = nbr.nbr_evaluator(test_ds, n_draws=p["n_draws"], seed=p["seed"], device=device)
