@@ -26,9 +26,9 @@ $(STAMP): pyproject.toml
 course: venv
 	$(PY) -m itmlib.course.notebooks run --scale $(SCALE) --output-dir runs --results-dir runs/results
 
-# Unit tests plus one papermill test per notebook at the smoke scale (what CI runs).
+# Unit tests plus one papermill test per notebook at the smoke scale (what CI runs), one worker per core.
 test: venv
-	$(PY) -m pytest
+	$(PY) -m pytest -n auto --dist worksteal --durations=15
 
 # The quick loop: unit tests only, no notebook executed (a few minutes).
 test-fast: venv

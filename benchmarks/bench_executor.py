@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from itmlib.data import load_dataset  # noqa: E402
 from itmlib.training.grid import run_grid  # noqa: E402
-from itmlib.papers import neighborhoods as nbr  # noqa: E402
+from itmlib.papers import neighborhoods  # noqa: E402
 
 
 def _cpu_seconds() -> tuple[float, float]:
@@ -55,8 +55,8 @@ def main() -> None:
     ap.add_argument("--fraction", type=float, default=0.25)
     a = ap.parse_args()
     train, dev = (load_dataset("synthetic_news", s, scale=a.scale) for s in ("train", "dev"))
-    cfg = {"ANG+NP+SYM": nbr.nbr_config(a.scale, "ANG+NP+SYM", data=train.source + "|bench_executor", epochs=a.epochs)}
-    kw = dict(fractions=[a.fraction], seeds=[0], evaluate_fn=nbr.nbr_evaluator(dev), device="cpu", progress=False)
+    cfg = {"ANG+NP+SYM": neighborhoods.arm_config(a.scale, "ANG+NP+SYM", data=train.source + "|bench_executor", epochs=a.epochs)}
+    kw = dict(fractions=[a.fraction], seeds=[0], evaluate_fn=neighborhoods.neighborhoods_evaluator(dev), device="cpu", progress=False)
     run_grid(cfg, train, dev, dev, ckpt_dir=tempfile.mkdtemp(), threads=1, **kw)         # warm: Doc2Vec cache, imports
     rows = []
 

@@ -12,6 +12,14 @@ from itmlib.models import VSEConfig
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # one worker per core (`make test` runs pytest -n auto): each worker, and every notebook kernel it starts
+    # (they inherit the environment), keeps to one thread - two workers of two threads on two cores spin
+    # against each other (benchmarks/README.md, "Run nothing multi-threaded beside a grid")
+    os.environ.update({v: "1" for v in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")})
+    import torch
+
+    torch.set_num_threads(1)
 
 _real_connect = socket.socket.connect
 
@@ -58,3 +66,9 @@ TINY = dict(epochs=1, batch_size=32, model=VSEConfig(embed_dim=16, word_dim=16, 
 def tiny(smoke_split):
     """80 training and 30 dev images of the smoke world."""
     return smoke_split("train", 80), smoke_split("dev", 30)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The notebook runs (minutes each) first: with several workers (``-n``) the long tests start at once and
+    the short ones fill the gaps, rather than one long test left alone at the end."""
+    items.sort(key=lambda item: item.get_closest_marker("notebook") is None)

@@ -42,10 +42,11 @@ def test_a_grid_expands_into_its_members_headline_arms_first_by_hand():
 
 
 def test_the_pool_trains_the_plan_the_notebook_runs(pool):
-    """06 and 07 run their grids from their paper module's plan (``ssamt.grids``, ``neighborhoods.grids``); the
+    """06, 07 and 08 run their grids from their paper module's plan (``ssamt.grids``, ``neighborhoods.grids``,
+    ``teran.grids``); the
     pool's members are that plan's members, one by one and in its order."""
-    from itmlib.papers import neighborhoods as nbr
-    from itmlib.papers import ssamt
+    from itmlib.papers import neighborhoods
+    from itmlib.papers import ssamt, teran
     from itmlib.training.train import config_hash
 
     key = lambda ms: [(m.name, config_hash(m.config), m.fraction, m.seed, m.world) for m in ms]  # noqa: E731
@@ -54,13 +55,21 @@ def test_the_pool_trains_the_plan_the_notebook_runs(pool):
     assert key(pool.PLANS["06_phrase_labels"][0](p6)) == key(m for g in plan6.values() for m in g.members())
     assert set(plan6) == {"table3", "longer", "vse"} | {f"table5 {f:g}" for f in p6["fractions"] if f < 1}
     p7 = pool.notebook_params("07_semantic_neighborhoods", "medium")
-    plan7 = nbr.grids(p7, pool._load(p7["dataset"], p7)[0].source, pool._load("synthetic", p7)[0].source)
+    plan7 = neighborhoods.grids(p7, pool._load(p7["dataset"], p7)[0].source, pool._load("synthetic", p7)[0].source)
     assert key(pool.PLANS["07_semantic_neighborhoods"][0](p7)) == key(m for g in plan7.values() for m in g.members())
-    for nb, call in (("06_phrase_labels", "ssamt.grids("), ("07_semantic_neighborhoods", "nbr.grids(")):
+    p8 = pool.notebook_params("08_teran", "medium")
+    plan8 = teran.grids(p8, pool._load("synthetic", p8)[0].source)["teran"]
+    todo8 = pool.PLANS["08_teran"][0](p8)
+    assert sorted(key(todo8)) == sorted(key(plan8.members()))
+    heads = [m for m in todo8 if m.name in plan8.headline]          # seed by seed: a pool cut short leaves pairs
+    assert todo8[:len(heads)] == heads and [m.seed for m in heads] == sorted(m.seed for m in heads)
+    assert len(heads) == 5 * len(plan8.headline) and "TERAN mrsw" in plan8.headline
+    for nb, call in (("06_phrase_labels", "ssamt.grids("), ("07_semantic_neighborhoods", "neighborhoods.grids("),
+                     ("08_teran", "teran.grids(")):
         import json
         code = "".join("".join(c["source"]) for c in json.loads((ROOT / "notebooks" / f"{nb}.ipynb").read_text())["cells"]
                        if c["cell_type"] == "code")
-        assert call in code and "table3_configs(" not in code and "arm_configs(" not in code, nb
+        assert call in code and not any(f in code for f in ("table3_configs(", "arm_configs(", "comparison_configs(")), nb
 
 
 def test_06_members_share_their_first_phase_in_groups(pool):
@@ -74,15 +83,15 @@ def test_06_members_share_their_first_phase_in_groups(pool):
 
 def test_10_members_are_the_notebooks_arms_and_the_scarce_ones_wait_for_the_baseline(pool):
     p = pool.notebook_params("10_real_language", "medium")
-    assert set(p["papers"]) <= {"sam", "ssamt", "nbr", "teran"}     # the papers whose records are committed
-    p.update(papers=["sam", "ssamt", "nbr", "teran"])
+    assert set(p["papers"]) <= {"sam", "ssamt", "neighborhoods", "teran"}     # the papers whose records are committed
+    p.update(papers=["sam", "ssamt", "neighborhoods", "teran"])
     todo = pool.PLANS["10_real_language"][0](p)
     kinds = Counter(m.world for m in todo)
     fds, n = p["full_data_seeds"], p["n_seeds"]
-    assert kinds == {"sam": fds + len(p["candidate_fractions"]) + fds, "teran": 3 * n, "ssamt": 2 * n, "nbr": 2 * n}
+    assert kinds == {"sam": fds + len(p["candidate_fractions"]) + fds, "teran": 3 * n, "ssamt": 2 * n, "neighborhoods": 2 * n}
     assert {m.name for m in todo if m.world == "teran"} == {"TERAN mrsw", "TERAN mwsr", "TERN (global)"}
-    fractions = {k: {m.fraction for m in todo if m.world == k} for k in ("ssamt", "nbr", "teran")}
-    assert fractions == {"ssamt": {p["ssamt_fraction"]}, "nbr": {p["nbr_fraction"]}, "teran": {1.0}}
+    fractions = {k: {m.fraction for m in todo if m.world == k} for k in ("ssamt", "neighborhoods", "teran")}
+    assert fractions == {"ssamt": {p["ssamt_fraction"]}, "neighborhoods": {p["neighborhoods_fraction"]}, "teran": {1.0}}
     assert p["teran_fraction"] == 1.0            # TERAN trains on every image at medium
     first, _ = pool.PLANS["10_real_language"][3](p, "unused", "unused")
     waited = [m for m in todo if first(m)]     # the full-data baseline's seeds and the candidate fractions
@@ -114,7 +123,7 @@ def test_the_schedule_trains_the_chosen_fraction_before_the_held_members_and_a_g
 
 
 def test_without_a_fraction_to_choose_the_schedule_keeps_the_groups_order(pool):
-    m = lambda name: pool.Member(name, None, 0.25, 0, "nbr")   # noqa: E731
+    m = lambda name: pool.Member(name, None, 0.25, 0, "neighborhoods")   # noqa: E731
     x, y, z = m("X"), m("Y"), m("Z")
     sched = pool.Schedule([[x, y], [z]])
     assert [sched.take(), sched.take(), sched.take()] == [x, z, None]

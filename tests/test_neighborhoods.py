@@ -254,9 +254,9 @@ def test_dataset_rejects_a_wrong_caption_count():
 # ----- the model -------------------------------------------------------------------------
 def test_nbr_model_trains_a_step_and_keeps_its_word_init_on_resume(news):
     from itmlib.models import build_model
-    from itmlib.papers.neighborhoods import nbr_config
+    from itmlib.papers.neighborhoods import arm_config
 
-    cfg = nbr_config("smoke", "OURS").model
+    cfg = arm_config("smoke", "OURS").model
     torch.manual_seed(0)
     model, vocab = build_model(cfg, news)
     text = model.dataset_inputs(news, vocab)
@@ -271,16 +271,16 @@ def test_nbr_model_trains_a_step_and_keeps_its_word_init_on_resume(news):
 
 
 def test_gt_and_image_candidate_tables():
-    from itmlib.models.semnbr import candidate_table
-    from itmlib.papers.neighborhoods import nbr_config
+    from itmlib.models.neighborhoods import candidate_table
+    from itmlib.papers.neighborhoods import arm_config
 
     lit = load_dataset("synthetic", "test", scale="smoke")
-    gt = candidate_table(nbr_config("smoke", "STRUC (GT, Text)").model, lit)
+    gt = candidate_table(arm_config("smoke", "STRUC (GT, Text)").model, lit)
     assert gt.shape == (1000, 4) and set(gt[7]) == {5, 6, 8, 9}
-    img = candidate_table(nbr_config("smoke", "OURS (Img NNs)").model, lit)
+    img = candidate_table(arm_config("smoke", "OURS (Img NNs)").model, lit)
     assert (img[:, 0] // 5 != np.arange(1000) // 5).all() and (img % 5 == np.arange(1000)[:, None] % 5).all()
     with pytest.raises(ValueError, match="several captions per image"):
-        candidate_table(nbr_config("smoke", "STRUC (GT, Text)").model, load_dataset("synthetic_news", "test"))
+        candidate_table(arm_config("smoke", "STRUC (GT, Text)").model, load_dataset("synthetic_news", "test"))
 
 
 def test_angular_and_symmetric_losses_by_hand():
@@ -307,18 +307,19 @@ def test_angular_and_symmetric_losses_by_hand():
 
 
 def test_a_sampled_neighbour_in_the_batch_is_never_a_negative_of_eqs_6_7(news, monkeypatch):
-    from itmlib.models import build_model, semnbr
-    from itmlib.papers.neighborhoods import nbr_config
+    from itmlib.models import build_model
+    from itmlib.models import neighborhoods as model_module
+    from itmlib.papers.neighborhoods import arm_config
 
-    cfg = nbr_config("smoke", "OURS").model
+    cfg = arm_config("smoke", "OURS").model
     torch.manual_seed(0)
     model, vocab = build_model(cfg, news)
     text = model.dataset_inputs(news, vocab)
     caps = np.arange(0, 160, 5)                                          # 32 captions of 32 different images
     monkeypatch.setattr(model, "_sample", lambda t, cap, n: torch.roll(cap, -1))   # i's neighbour: anchor i + 1
     seen = []
-    real = semnbr.angular_npair
-    monkeypatch.setattr(semnbr, "angular_npair", lambda a, p, n, mask, *x, **k: seen.append(mask) or real(a, p, n, mask, *x, **k))
+    real = model_module.angular_npair
+    monkeypatch.setattr(model_module, "angular_npair", lambda a, p, n, mask, *x, **k: seen.append(mask) or real(a, p, n, mask, *x, **k))
     model.batch_loss(news, text, caps, epoch=0, margin=0.2, hardest=False)
     within = seen[-1]                                                    # eq. 7's mask (eq. 6's is the same)
     assert not within[torch.arange(31), torch.arange(1, 32)].any()      # the neighbour is the positive only
@@ -341,15 +342,15 @@ def test_neighbor_distance_by_hand():
 
 
 def test_a_doc2vec_tag_changes_omega_but_not_the_word_vectors():
-    from itmlib.papers.neighborhoods import nbr_config, split_arm, with_paper_columns
+    from itmlib.papers.neighborhoods import arm_config, split_arm, with_paper_columns
 
     assert split_arm("OURS (DBOW)") == ("OURS", "dbow") and split_arm("OURS (random NNs)") == ("OURS (random NNs)", None)
-    tagged, plain = nbr_config("smoke", "OURS (DBOW)").model, nbr_config("smoke", "OURS").model
+    tagged, plain = arm_config("smoke", "OURS (DBOW)").model, arm_config("smoke", "OURS").model
     assert (tagged.d2v_mode, tagged.words_mode) == ("dbow", "code") and (plain.d2v_mode, plain.words_mode) == ("code", "")
-    assert nbr_config("smoke", "OURS (NS)").model == plain                # the notebook's own mode: the same arm
+    assert arm_config("smoke", "OURS (NS)").model == plain                # the notebook's own mode: the same arm
     assert split_arm("OURS (random NNs) (DBOW)") == ("OURS (random NNs)", "dbow")
     with pytest.raises(ValueError, match="arm must be one of"):
-        nbr_config("smoke", "OURS (XX)")
+        arm_config("smoke", "OURS (XX)")
     t = with_paper_columns(pd.DataFrame({"method": ["OURS", "OURS (DBOW)"]}), "table1", "synthetic_news")
     assert t["paper i2t (Politics)"].iloc[0] == t["paper i2t (Politics)"].iloc[1] == pytest.approx(64.67)
     assert not any("GoodNews" in c for c in t.columns)                    # nothing here models GoodNews
@@ -372,19 +373,20 @@ def test_the_settings_table_names_every_deviation_the_notebook_discusses():
 def test_eq_8_assembles_its_terms_with_the_papers_weights(news, monkeypatch, arm, expected):
     """Eq. 8, L = L^{NP+SYM} + α L_text + β L_img, with each term replaced by a constant: L_text = 10 (eq. 6,
     the texts: called first), L_img = 100 (eq. 7), eq. 4 = 1 (VSE++'s hinge = 2)."""
-    from itmlib.models import build_model, semnbr
-    from itmlib.papers.neighborhoods import nbr_config
+    from itmlib.models import build_model
+    from itmlib.models import neighborhoods as model_module
+    from itmlib.papers.neighborhoods import arm_config
 
     torch.manual_seed(0)
-    model, vocab = build_model(nbr_config("smoke", arm).model, news)
+    model, vocab = build_model(arm_config("smoke", arm).model, news)
     text = model.dataset_inputs(news, vocab)
     calls = []
     one = torch.tensor(1.0)
-    monkeypatch.setattr(semnbr, "symmetric_npair", lambda *a, **k: one)
-    monkeypatch.setattr(semnbr, "triplet_loss", lambda *a, **k: 2 * one)
+    monkeypatch.setattr(model_module, "symmetric_npair", lambda *a, **k: one)
+    monkeypatch.setattr(model_module, "triplet_loss", lambda *a, **k: 2 * one)
     within = lambda a, p, n, mask, *x, **k: calls.append(a) or one * (10 if len(calls) == 1 else 100)
-    monkeypatch.setattr(semnbr, "angular_npair", within)
-    monkeypatch.setattr(semnbr, "triplet_npair", within)
+    monkeypatch.setattr(model_module, "angular_npair", within)
+    monkeypatch.setattr(model_module, "triplet_npair", within)
     loss = model.batch_loss(news, text, np.arange(32), epoch=0, margin=0.2, hardest=False)
     assert float(loss) == pytest.approx(expected)
 
@@ -392,7 +394,7 @@ def test_eq_8_assembles_its_terms_with_the_papers_weights(news, monkeypatch, arm
 def test_each_arm_is_measured_in_its_own_omega_and_omega_is_keyed_by_its_recipe():
     from types import SimpleNamespace
 
-    from itmlib.papers.neighborhoods import Omega, nbr_evaluator
+    from itmlib.papers.neighborhoods import Omega, neighborhoods_evaluator
 
     test = load_dataset("synthetic_news", "test", scale="smoke")
     rng = np.random.default_rng(0)
@@ -402,14 +404,14 @@ def test_each_arm_is_measured_in_its_own_omega_and_omega_is_keyed_by_its_recipe(
     def result(space):   # a model whose images and texts are exactly ``space``: it keeps that Ω's neighbours
         return SimpleNamespace(model=SimpleNamespace(embed_dataset=lambda ds, vocab, device: (space, space)), vocab=None)
 
-    fn = nbr_evaluator(test, omega=own, d2v_mode="code", preservation_k=10, n_draws=1)
+    fn = neighborhoods_evaluator(test, omega=own, d2v_mode="code", preservation_k=10, n_draws=1)
     dbow = fn("OURS (DBOW)", result(own["dbow"].vectors), test)[0]
     plain = fn("OURS", result(own["dbow"].vectors), test)[0]
     assert dbow["np_img"] == dbow["np_txt"] == 100.0          # measured in PV-DBOW's Ω, which it reproduces
     assert plain["np_img"] < 20                               # the untagged arm is measured in the notebook's Ω
     # the record key names Ω's recipe, not its bytes: last-bit differences between machines keep the key
     nudged = {m: Omega(o.vectors + 1e-12, o.key) for m, o in own.items()}
-    assert nbr_evaluator(test, omega=nudged, preservation_k=10).cache_key == nbr_evaluator(test, omega=own, preservation_k=10).cache_key
-    other = {**own, "dbow": Omega(own["dbow"].vectors, "d2v dbow another recipe")}
-    assert nbr_evaluator(test, omega=other, preservation_k=10).cache_key != nbr_evaluator(test, omega=own, preservation_k=10).cache_key
-    assert "omega none" in nbr_evaluator(test, preservation_k=10).cache_key
+    key = lambda omega: neighborhoods_evaluator(test, omega=omega, preservation_k=10).cache_key   # noqa: E731
+    assert key(nudged) == key(own)
+    assert key({**own, "dbow": Omega(own["dbow"].vectors, "d2v dbow another recipe")}) != key(own)
+    assert "omega none" in neighborhoods_evaluator(test, preservation_k=10).cache_key

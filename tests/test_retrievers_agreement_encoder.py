@@ -148,3 +148,20 @@ def test_figure1_rankings_equal_recall_different_ncs():
     assert nb["i2t_n5"] == pytest.approx(100.0)  # B's four non-GT captions are as relevant as GT ones
     # reference mode credits partially relevant captions outside the ideal set too
     assert ncs(a, rel, ioc, ks=(5,), mode="reference")["i2t_n5"] < ncs(b, rel, ioc, ks=(5,), mode="reference")["i2t_n5"]
+
+
+def test_auc_draws_resample_positives_and_negatives_apart_and_pair_the_scores():
+    from itmlib.relevance.agreement import _auc, auc_draws
+
+    rng = np.random.default_rng(1)
+    label = (rng.random(300) < 0.3).astype(float)
+    a, b = label + rng.normal(size=300), rng.normal(size=300)
+    t = auc_draws({"a": a, "b": b}, label, n_draws=3, seed=7)
+    assert list(t.replicate) == [0, 1, 2, 3] * 2
+    assert t.auc.iloc[0] == pytest.approx(_auc(a, label))
+    # draw 1 by hand: the positives resampled at their count, then the negatives, from the same generator
+    r = np.random.default_rng(7)
+    pos, neg = np.flatnonzero(label > 0.5), np.flatnonzero(label <= 0.5)
+    idx = np.concatenate([r.choice(pos, len(pos)), r.choice(neg, len(neg))])
+    assert t.auc.iloc[1] == pytest.approx(_auc(a[idx], label[idx]))
+    assert t.auc.iloc[5] == pytest.approx(_auc(b[idx], label[idx]))     # b on the same draw as a

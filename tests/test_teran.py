@@ -157,7 +157,7 @@ def test_bad_teran_options():
         TERANModel(TERANConfig())          # sizes come from the data: build_model fills them in
     with pytest.raises(ValueError, match="pooling"):
         TrainConfig(model=TERANConfig(pooling="nope"))
-    with pytest.raises(ValueError, match="VSEConfig, TERANConfig, SSAMTConfig or NbrConfig"):
+    with pytest.raises(ValueError, match="VSEConfig, TERANConfig, SSAMTConfig or NeighborhoodsConfig"):
         TrainConfig(model={"pooling": "mrsw"})
 
 

@@ -116,7 +116,7 @@ def test_bad_knobs(kw, match):
 def test_bad_model_sizes():
     with pytest.raises(ValueError, match="embed_dim"):
         VSEConfig(embed_dim=0)
-    with pytest.raises(ValueError, match="VSEConfig, TERANConfig, SSAMTConfig or NbrConfig"):
+    with pytest.raises(ValueError, match="VSEConfig, TERANConfig, SSAMTConfig or NeighborhoodsConfig"):
         TrainConfig(model="vse")
 
 

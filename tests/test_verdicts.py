@@ -112,6 +112,22 @@ def test_rejudge_a_committed_table_from_its_stored_columns():
     assert v.loc["ncs_fig1_b_beats_a", "verdict"] == "holds (deterministic)"
 
 
+def test_rejudge_a_ratio_claim_against_its_rules_threshold():
+    """SAM multiplies Rsum: the stored mean and std are the per-seed ratio's; 1.31 +- 2.776 * 0.1 / sqrt(5) =
+    [1.19, 1.43] lies below half the paper's gain, 2.0 +- 0.124 = [1.88, 2.12] above it."""
+    from itmlib.claims import claim, ratio_threshold
+    from itmlib.claims.judge import rejudge_claims
+
+    need = ratio_threshold(claim("sam_scarce_rsum_10"))
+    assert 1.5 < need < 1.7                     # 1 + (2.19 - 1) / 2: half the paper's CVSE gain at F-10%
+    t = pd.DataFrame({"id": ["sam_scarce_rsum_10"] * 2, "ours (model vs baseline)": ["112 vs 85.3 (1.31x)", "x"],
+                      "difference": [1.31, 2.0], "spread (std of paired diff)": [0.1, 0.1], "seeds": [5, 5],
+                      "verdict": ["holds", "holds"]})
+    v = rejudge_claims(t)
+    assert list(v.verdict) == [f"does not hold (n=5, 95% CI [1.19, 1.43], x{need:.2f} needed)",
+                               f"holds (n=5, 95% CI [1.88, 2.12], x{need:.2f} needed)"]
+
+
 def test_claim_verdict_rows_by_hand():
     scarce, full = _runs()[lambda r: r.fraction == 0.1], _runs()[lambda r: r.fraction == 1.0]
     # paired differences 50, 48, 55: mean 51, CI [42.0, 60.0]
@@ -147,3 +163,35 @@ def test_extra_seeds_of_one_arm_are_left_out_of_its_pairs_and_named_in_the_heade
     assert devices_note(runs[runs.seed < 2], "cpu") == "" and devices_note(runs.drop(columns="device"), "cpu") == ""
     assert trained_where(runs[runs.seed < 2], "cpu") == "every member on cpu"
     assert trained_where(runs[runs.seed > 1], "cpu") == "every member trained on cuda (X)"
+
+
+def test_a_claim_on_one_sample_is_judged_on_its_bootstrap_draws_by_hand():
+    """200 draws with new - base = 0.01, 0.02, ..., 2.00 (shuffled): the 2.5th percentile sits 0.975 of the way
+    from the 5th to the 6th value (0.05975), the 97.5th 0.025 past the 195th (1.95025); the estimate is the
+    sample's own difference (replicate 0), never the draws' mean."""
+    from itmlib.claims.verdicts import bootstrap_verdict
+
+    d = np.random.default_rng(0).permutation(np.arange(1, 201) / 100)
+    runs = pd.DataFrame({"replicate": np.tile(np.arange(201), 2), "method": ["base"] * 201 + ["new"] * 201,
+                         "auc": np.r_[np.full(201, 0.5), 0.5 + np.r_[0.7, d]]})
+    out = bootstrap_verdict(runs, "base", "new", "auc", "higher")
+    assert (out["ci_low"], out["ci_high"]) == (pytest.approx(0.05975, abs=5e-4), pytest.approx(1.950, abs=5e-4))
+    assert out["difference"] == pytest.approx(0.7) and out["verdict"].startswith("holds (bootstrap, 200 draws")
+    assert bootstrap_verdict(runs, "base", "new", "auc", "lower")["verdict"].startswith("does not hold")
+    # against a threshold: new's own draws (0.51 ... 2.5) sit above 0.5 and straddle 1.0
+    assert bootstrap_verdict(runs, "", "new", "auc", "at_least", threshold=0.5)["verdict"].startswith("holds")
+    assert bootstrap_verdict(runs, "", "new", "auc", "at_least", threshold=1.0)["verdict"].startswith("inconclusive")
+    few = runs[runs.replicate < 50]
+    assert bootstrap_verdict(few, "base", "new", "auc", "higher")["verdict"] == "not run (49 bootstrap draws, 200 needed)"
+    with pytest.raises(ValueError, match="'replicate' column"):
+        bootstrap_verdict(runs.drop(columns="replicate"), "base", "new", "auc", "higher")
+
+
+def test_a_bootstrap_claims_p_value_is_its_estimate_over_its_standard_error():
+    from scipy.stats import norm
+
+    from itmlib.course.summary import claim_p
+
+    row = pd.Series({"difference": 0.02, "spread": 0.01, "seeds": 1, "ci_low": 0.0, "expect": "higher",
+                     "verdict": "holds (bootstrap, 1000 draws, 95% CI [0.001, 0.04])"})
+    assert claim_p(row) == pytest.approx(2 * norm.sf(2.0))

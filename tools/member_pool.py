@@ -77,24 +77,24 @@ def _world_06(kind: str, p: dict, device: str) -> dict:
 
 # ----- 07: semantic neighbourhoods ------------------------------------------------------------------------
 def _members_07(p: dict) -> list:
-    from itmlib.papers import neighborhoods as nbr
+    from itmlib.papers import neighborhoods
 
-    plan = nbr.grids(p, news_data=_load(p["dataset"], p)[0].source, literal_data=_load("synthetic", p)[0].source)
+    plan = neighborhoods.grids(p, news_data=_load(p["dataset"], p)[0].source, literal_data=_load("synthetic", p)[0].source)
     return [m for g in plan.values() for m in g.members()]
 
 
 def _world_07(kind: str, p: dict, device: str) -> dict:
-    from itmlib.papers import neighborhoods as nbr
+    from itmlib.papers import neighborhoods
 
     if kind == "news":
         train_ds, dev_ds, test_ds = _load(p["dataset"], p)
-        omegas = nbr.arm_omegas(train_ds, test_ds, p["scale"], p["news_arms"], p["d2v_mode"])
-        kp = min(nbr.preservation_k(p["scale"]), test_ds.n_images - 1)
-        fn = nbr.nbr_evaluator(test_ds, omega=omegas, d2v_mode=p["d2v_mode"], preservation_k=kp, n_draws=p["n_draws"],
+        omegas = neighborhoods.arm_omegas(train_ds, test_ds, p["scale"], p["news_arms"], p["d2v_mode"])
+        kp = min(neighborhoods.preservation_k(p["scale"]), test_ds.n_images - 1)
+        fn = neighborhoods.neighborhoods_evaluator(test_ds, omega=omegas, d2v_mode=p["d2v_mode"], preservation_k=kp, n_draws=p["n_draws"],
                                seed=p["seed"], device=device)
     else:
         train_ds, dev_ds, test_ds = _load("synthetic", p)
-        fn = nbr.nbr_evaluator(test_ds, n_draws=p["n_draws"], seed=p["seed"], device=device)
+        fn = neighborhoods.neighborhoods_evaluator(test_ds, n_draws=p["n_draws"], seed=p["seed"], device=device)
     return dict(train=train_ds, dev=dev_ds, test=test_ds, rel=None, eval=fn)
 
 
@@ -151,7 +151,7 @@ def _sam_configs(p: dict, source: str, arms: list[str]) -> dict:
 def _members_10(p: dict) -> list:
     """Notebook 10's grids (cells "sam" ... "teran") but SAM's scarce arms, whose fraction is chosen on the
     baseline's runs first (:func:`_followup_10`): the full-data baseline and the candidates go first."""
-    from itmlib.papers import neighborhoods as nbr
+    from itmlib.papers import neighborhoods
     from itmlib.papers import ssamt, teran
 
     src = _load(p["dataset"], p)[0].source
@@ -174,15 +174,15 @@ def _members_10(p: dict) -> list:
         cfgs = ssamt.table3_configs(p["scale"], data=src, arms=["+LM", "+PM"], phrase_settings=[True],
                                     epochs=p["epochs"] or None, phrase_backend="spacy")
         out += [Member(n, c, p["ssamt_fraction"], s, "ssamt") for s in seeds for n, c in cfgs.items()]
-    if "nbr" in p["papers"]:
-        cfgs = nbr.arm_configs(p["scale"], ["ANG+NP+SYM", "OURS"], data=src, epochs=p["epochs"] or None)
-        out += [Member(n, c, p["nbr_fraction"], s, "nbr") for s in seeds for n, c in cfgs.items()]
+    if "neighborhoods" in p["papers"]:
+        cfgs = neighborhoods.arm_configs(p["scale"], ["ANG+NP+SYM", "OURS"], data=src, epochs=p["epochs"] or None)
+        out += [Member(n, c, p["neighborhoods_fraction"], s, "neighborhoods") for s in seeds for n, c in cfgs.items()]
     return out
 
 
 def _world_10(kind: str, p: dict, device: str) -> dict:
     from itmlib.papers import ncs_sam, ssamt, teran
-    from itmlib.papers import neighborhoods as nbr
+    from itmlib.papers import neighborhoods
     from itmlib.relevance import eval_relevance, eval_rouge
 
     train_ds, dev_ds, test_ds = _load(p["dataset"], p)
@@ -192,8 +192,8 @@ def _world_10(kind: str, p: dict, device: str) -> dict:
         w["eval"] = ncs_sam.positives_evaluator(test_ds, rel, device=device)
     elif kind == "ssamt":
         w["eval"] = ssamt.ssamt_evaluator(test_ds, rel, seed=p["seed"], device=device, dev_ds=dev_ds)
-    elif kind == "nbr":
-        w["eval"] = nbr.nbr_evaluator(test_ds, seed=p["seed"], device=device)
+    elif kind == "neighborhoods":
+        w["eval"] = neighborhoods.neighborhoods_evaluator(test_ds, seed=p["seed"], device=device)
     else:
         w.update(rel=None, kw={"dev_relevance": teran.teran_dev_relevance(dev_ds)},
                  eval=teran.teran_evaluator({"rouge": eval_rouge(test_ds), "sg": rel}, device=device))
@@ -333,12 +333,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--world", nargs="+", help="only the members of these worlds (06: ssamt, vse; 07: news, literal; "
-                                               "10: sam, teran, ssamt, nbr)")
+                                               "10: sam, teran, ssamt, neighborhoods)")
     ap.add_argument("--results-dir", default="results")
     ap.add_argument("--ckpt-dir", default="runs/checkpoints")
     ap.add_argument("--list", action="store_true", help="print the members and stop")
     ap.add_argument("-p", "--param", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
-                    help="a notebook parameter over ci/<scale>.yaml's (VALUE as JSON), e.g. -p papers '[\"nbr\"]'")
+                    help="a notebook parameter over ci/<scale>.yaml's (VALUE as JSON), e.g. -p papers '[\"neighborhoods\"]'")
     args = ap.parse_args(argv)
     os.chdir(ROOT)
     import torch

@@ -87,7 +87,7 @@ def judge_claims(notebook: str, tables: pd.DataFrame | Mapping[str, pd.DataFrame
                     raise ValueError(f"claim {c.id!r}: run table {c.table!r} has no column {col!r}")
                 runs = runs[np.isclose(runs[col], val)] if isinstance(val, float) else runs[runs[col] == val]
         model, baseline = rename.get(c.model, c.model), rename.get(c.baseline, c.baseline) if c.baseline else ""
-        r = claim_verdict(runs, baseline, model, c.metric, c.expect, c.claim, paper_side(c), exact=c.exact,
+        r = claim_verdict(runs, baseline, model, c.metric, c.expect, c.claim, paper_side(c), exact=c.exact, bootstrap=c.bootstrap,
                           threshold=ratio_threshold(c) if c.expect == "ratio" else c.threshold, pair_by=c.pair_by,
                           margin=_margin(c, runs, baseline), headline=c.headline) if len(runs) else None
         if r is None:
@@ -123,7 +123,7 @@ def rejudge_claims(table: pd.DataFrame) -> pd.DataFrame:
     stored the worst seed rather than the mean (tables written before the interval rule; they
     become inconclusive unless re-run) are handled as said; every other row gets ``ci_low``,
     ``ci_high`` and a verdict from the interval. Claims are looked up by ``id``."""
-    from .registry import claim, rule_margin
+    from .registry import claim, ratio_threshold, rule_margin
 
     out = table.copy()
     for col in ("ci_low", "ci_high"):
@@ -131,8 +131,8 @@ def rejudge_claims(table: pd.DataFrame) -> pd.DataFrame:
             out[col] = math.nan
     for i, r in out.iterrows():
         v = str(r["verdict"])
-        if "deterministic" in v or v.startswith("not run"):
-            continue
+        if "deterministic" in v or "bootstrap" in v or v.startswith("not run"):
+            continue   # no seeds to build an interval from: a bootstrap row keeps the interval its draws gave
         c = claim(str(r["id"]))
         n = int(r["seeds"])
         sd = float(r["spread (std of paired diff)"])
@@ -144,6 +144,11 @@ def rejudge_claims(table: pd.DataFrame) -> pd.DataFrame:
                 raise ValueError(f"claim {c.id!r}: the committed row stores the worst of {n} seeds, not their mean; "
                                  "re-run the notebook to judge it")
             out.at[i, "verdict"] = f"inconclusive (n={n}, no interval: re-run to judge)"
+        elif c.expect == "ratio":   # the stored mean and std are the per-seed ratio's; judged against the rule's threshold
+            threshold = ratio_threshold(c)
+            lo, hi = mean_interval(mean, sd, n)
+            label = decide("ratio", lo - threshold, hi - threshold, n)
+            out.at[i, "verdict"] = format_verdict(label, n, lo, hi)[:-1] + f", x{threshold:.2f} needed)"
         else:
             lo, hi = mean_interval(mean, sd, n)
             margin = c.margin

@@ -21,8 +21,10 @@ puts a fraction the paper prints, such as TERAN's NDCG, in our percent)::
 Optional keys: ``table`` (which run table of the notebook, default ``runs``), ``where``
 (rows of that table, e.g. ``{fraction: 0.1}``), ``pair_by`` (the column that pairs model and
 baseline rows, default ``seed``), ``exact`` (a deterministic measurement:
-no seed spread), ``note``; ``margin`` and ``margin_why`` (a "same" claim's equivalence margin,
-in the metric's units, and why that size: without one a "same" claim can never hold);
+no seed spread), ``bootstrap: true`` (a statistic of one sample - an AUC over judged pairs - whose table holds
+the sample as ``replicate`` 0 and its bootstrap draws as 1..B: judged on the draws' percentile interval), ``note``;
+``margin`` and ``margin_why`` (a "same" claim's equivalence margin, in the metric's units, and why that size:
+without one a "same" claim can never hold);
 ``headline: true`` (one of the paper's headline claims: listed first, judged on >= 5 seeds).
 
 Every claim has a ``kind``: ``paper`` (the paper states it, with its number: what the course counts as
@@ -48,14 +50,14 @@ __all__ = ["Claim", "KINDS", "load_claims", "claim", "claims_for", "headline_met
 
 #: paper key -> claims file beside the transcribed tables
 CLAIM_FILES = {"ncs_sam": "claims_ncs_sam.yaml", "teran": "claims_teran.yaml", "ssamt": "claims_ssamt.yaml",
-               "nbr": "claims_nbr.yaml"}
+               "neighborhoods": "claims_neighborhoods.yaml"}
 _EXPECT = ("higher", "lower", "same", "non_inferior", "ratio", "at_most", "at_least")
 #: how a margin is fixed (never from the claim's own result): ``paper_gap`` - the gap between the paper's own two
 #: numbers that it reads as "no change" (``margin`` must equal it, a test recomputes it); ``share`` of ``baseline``
 #: (our baseline arm's mean metric, measured with it) or of ``threshold``; ``precision`` - the paper's printed precision
 MARGIN_RULES = ("paper_gap", "share", "precision")
 _KEYS = {"id", "notebook", "paper_table", "claim", "table", "where", "pair_by", "metric", "model", "baseline",
-         "expect", "threshold", "exact", "paper", "note",
+         "expect", "threshold", "exact", "bootstrap", "paper", "note",
          "margin", "margin_why", "margin_rule", "threshold_rule", "headline", "kind", "collapses"}
 #: what a claim is (module docstring)
 KINDS = ("paper", "control", "illustration", "check")
@@ -79,6 +81,7 @@ class Claim:
     pair_by: str = "seed"
     threshold: float | None = None
     exact: bool = False
+    bootstrap: bool = False
     paper_cells: dict[str, Any] = field(default_factory=dict)
     note: str = ""
     margin: float | None = None
@@ -133,7 +136,8 @@ def _claim(paper: str, raw: dict[str, Any], where: str) -> Claim:
                  claim=raw["claim"], metric=raw["metric"], model=raw["model"], expect=raw["expect"],
                  baseline=raw.get("baseline", ""), table=raw.get("table", "runs"), where=dict(raw.get("where") or {}),
                  pair_by=raw.get("pair_by", "seed"),
-                 threshold=raw.get("threshold"), exact=bool(raw.get("exact", False)), paper_cells=dict(raw["paper"]),
+                 threshold=raw.get("threshold"), exact=bool(raw.get("exact", False)),
+                 bootstrap=bool(raw.get("bootstrap", False)), paper_cells=dict(raw["paper"]),
                  note=raw.get("note", ""), margin=float(raw["margin"]) if "margin" in raw else None,
                  margin_why=raw.get("margin_why", ""), margin_rule=rule, threshold_rule=raw.get("threshold_rule", ""),
                  headline=bool(raw.get("headline", False)), kind=raw["kind"], collapses=str(raw.get("collapses", "")))
@@ -184,7 +188,7 @@ def claims_for(notebook: str) -> list[Claim]:
 REAL_LANGUAGE = {"sam": ("sam_scarce_rsum_10_warmup", "sam_scarce_rsum_10_warmup_vs_shuffled"),
                  "sam_full": ("sam_full_raises_ncs",),
                  "ssamt": ("ssamt_pm_helps", "ssamt_pm_phrase_score_i2t", "ssamt_pm_phrase_score_t2i"),
-                 "nbr": ("nbr_ours_not_on_literal",),
+                 "neighborhoods": ("nbr_ours_not_on_literal",),
                  "teran": ("teran_mrsw_beats_mwsr_t2i", "teran_mrsw_beats_mwsr_i2t", "teran_beats_tern", "teran_grounds_tern_not")}
 
 

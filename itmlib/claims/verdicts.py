@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["summarize", "paired_differences", "mean_interval", "decide", "format_verdict", "compare", "claim_verdict",
+           "bootstrap_verdict", "MIN_DRAWS",
            "CLAIM_COLUMNS", "LEVEL", "MIN_SEEDS", "LABELS", "HEADLINE_SEEDS",
            "not_judged_seeds"]
 
@@ -178,13 +179,58 @@ def not_judged_seeds(n: int, need: int = MIN_SEEDS) -> str:
     return f"not judged ({n} seed{'' if n == 1 else 's'}{extra})"
 
 
+#: fewer bootstrap draws than this give no interval ("not run")
+MIN_DRAWS = 200
+
+
+def bootstrap_verdict(runs: pd.DataFrame, base: str, new: str, metric: str, expect: str, *,
+                      threshold: float | None = None, margin: float | None = None) -> dict[str, Any]:
+    """The verdict columns of a claim on a statistic of one sample: ``runs`` holds the sample's value as
+    ``replicate`` 0 and the same statistic on B bootstrap draws of its items as replicates 1..B (model and
+    baseline computed on the same draws, so their difference is paired draw by draw). The estimate is the
+    sample's (new - base, or new - ``threshold`` for ``at_most`` / ``at_least``), the interval the 2.5th and
+    97.5th percentiles of the draws' differences, the spread their standard deviation (the bootstrap standard
+    error); :func:`decide` reads the interval as it reads a seed interval. Under :data:`MIN_DRAWS` draws it
+    reads "not run"."""
+    if "replicate" not in runs:
+        raise ValueError(f"a bootstrap claim on {metric!r} needs a 'replicate' column (0: the sample, 1..B: draws)")
+
+    def values(method: str) -> pd.Series:
+        v = runs[runs.method == method].set_index("replicate")[metric].astype(float)
+        if not v.index.is_unique:
+            raise ValueError(f"more than one row per replicate for {method!r} ({metric})")
+        return v
+
+    mine = values(new)
+    if expect in ("at_most", "at_least"):
+        if threshold is None:
+            raise ValueError(f"expect {expect!r} needs a threshold")
+        d, side, ours = mine - threshold, f"{expect.replace('_', ' ')} {threshold:g}", f"{mine.get(0, math.nan):.3g}"
+    else:
+        other = values(base)
+        d, side = (mine - other).dropna(), base
+        ours = f"{mine.get(0, math.nan):.3g} vs {other.get(0, math.nan):.3g}"
+    point, draws = float(d.get(0, math.nan)), d.drop(0, errors="ignore").dropna()
+    out = {"baseline": side, "ours (model vs baseline)": ours, "difference": _r(point), "seeds": 1}
+    if len(draws) < MIN_DRAWS or not np.isfinite(point):
+        return {**out, "spread (std of paired diff)": math.nan, "ci_low": math.nan, "ci_high": math.nan,
+                "verdict": f"not run ({len(draws)} bootstrap draws, {MIN_DRAWS} needed)"}
+    lo, hi = (float(x) for x in np.percentile(draws, [100 * (1 - LEVEL) / 2, 100 * (1 + LEVEL) / 2]))
+    m = margin if expect in ("same", "non_inferior", "at_most", "at_least") else None
+    label = decide(expect, lo, hi, len(draws), m or 0.0)
+    shown = f", margin ±{_num(m)}" if m else ""
+    return {**out, "spread (std of paired diff)": _r(float(draws.std(ddof=1))), "ci_low": _r(lo), "ci_high": _r(hi),
+            "verdict": f"{label} (bootstrap, {len(draws)} draws, {LEVEL:.0%} CI [{_num(lo)}, {_num(hi)}]{shown})"}
+
+
 def _r(x: float) -> float:
     return round(float(x), 3) if np.isfinite(x) else math.nan
 
 
 def claim_verdict(runs: pd.DataFrame, base: str, new: str, metric: str, expect: str, claim: str,
                   paper_says: str, *, exact: bool = False, threshold: float | None = None,
-                  pair_by: str = "seed", margin: float | None = None, headline: bool = False) -> dict[str, Any] | None:
+                  pair_by: str = "seed", margin: float | None = None, headline: bool = False,
+                  bootstrap: bool = False) -> dict[str, Any] | None:
     """One row of a claims table: does ``new`` vs ``base`` on ``metric`` behave as the paper says?
 
     ``expect``: ``"higher"``, ``"lower"`` or ``"same"`` (``new`` against ``base``), or
@@ -196,7 +242,8 @@ def claim_verdict(runs: pd.DataFrame, base: str, new: str, metric: str, expect: 
     among them, it reads "not run". Rows of ``new`` and ``base`` are paired on the ``pair_by`` column
     (default ``seed``), one row per value (an ``at_most`` / ``at_least`` claim's rows too). A ``headline``
     claim needs :data:`HEADLINE_SEEDS` seeds, any other :data:`MIN_SEEDS`, else it reads "not judged".
-    Returns None when a method is absent from ``runs``.
+    ``bootstrap``: a statistic of one sample (an AUC over judged pairs), ``runs`` holding it as ``replicate`` 0
+    and its bootstrap draws as 1..B (:func:`bootstrap_verdict`). Returns None when a method is absent from ``runs``.
     """
     if expect not in ("higher", "lower", "same", "non_inferior", "ratio", "at_most", "at_least"):
         raise ValueError(f"expect must be 'higher', 'lower', 'same', 'non_inferior', 'ratio', 'at_most' or "
@@ -207,6 +254,8 @@ def claim_verdict(runs: pd.DataFrame, base: str, new: str, metric: str, expect: 
     if new not in methods or (expect not in ("at_most", "at_least") and base not in methods):
         return None
     row = {"claim": claim, "paper (model vs baseline)": paper_says, "metric": metric, "model": new}
+    if bootstrap:
+        return {**row, **bootstrap_verdict(runs, base, new, metric, expect, threshold=threshold, margin=margin)}
     if expect in ("at_most", "at_least"):
         if threshold is None:
             raise ValueError(f"claim {claim!r}: expect {expect!r} needs a threshold")

@@ -145,10 +145,10 @@ RULES: dict[str, Callable[[str, Any], Any]] = {
     "d2v_mode": _choice("paper", "code", "dbow"),
     "neighbor_sampling": _choice("paper", "code"),
     "coco_ks": _each(lambda n, v: check_positive(n, v, integer=True)),
-    "papers": _each(_choice("sam", "ssamt", "nbr", "teran"), may_be_empty=True),   # 10: none before calibration
+    "papers": _each(_choice("sam", "ssamt", "neighborhoods", "teran"), may_be_empty=True),   # 10: none before calibration
     "sam_fraction": lambda n, v: v == 0 or check_fraction(n, v),    # 0: chosen on the baseline
     "ssamt_fraction": check_fraction,
-    "nbr_fraction": check_fraction,
+    "neighborhoods_fraction": check_fraction,
     "teran_fraction": check_fraction,
 }
 

@@ -186,13 +186,19 @@ def claim_p(row: pd.Series) -> float:
     """The two-sided p-value of a claim judged by interval: Student's t of the mean paired difference (or of the
     mean against the threshold) from the row's difference, its spread and its seeds; NaN for a claim with no
     interval (deterministic, not run, fewer than 2 seeds) and for a "same" or "non_inferior" claim (an equivalence
-    or a margin, no null of no difference); a ``ratio`` claim's mean ratio is tested against its threshold."""
-    from scipy.stats import t
+    or a margin, no null of no difference); a ``ratio`` claim's mean ratio is tested against its threshold; a
+    claim judged on bootstrap draws of one sample gets the normal approximation, its estimate over its bootstrap
+    standard error."""
+    from scipy.stats import norm, t
 
     try:
         d, sd, n = float(row["difference"]), float(row["spread"]), int(row["seeds"])
     except (TypeError, ValueError):
         return math.nan
+    if "bootstrap" in str(row.get("verdict", "")):   # one sample: the estimate over its bootstrap standard error
+        if row.get("expect") in ("same", "non_inferior") or not (np.isfinite(d) and np.isfinite(sd)) or sd <= 0:
+            return math.nan
+        return float(2 * norm.sf(abs(d) / sd))
     if row.get("expect") in ("same", "non_inferior") or n < 2 or not (np.isfinite(d) and np.isfinite(sd)) or \
             not np.isfinite(pd.to_numeric(row.get("ci_low"), errors="coerce")):
         return math.nan

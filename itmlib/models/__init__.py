@@ -3,7 +3,7 @@
 - :mod:`itmlib.models.vse`       VSE++ two-tower baseline (:class:`VSEConfig`, :class:`VSEModel`)
 - :mod:`itmlib.models.teran`     TERAN / TERN (:class:`TERANConfig`, :class:`TERANModel`)
 - :mod:`itmlib.models.ssamt`     SSAMT mask transformer (:class:`SSAMTConfig`, :class:`SSAMTModel`)
-- :mod:`itmlib.models.semnbr`    VSE++ towers with Thomas & Kovashka's neighbour losses (:class:`NbrConfig`)
+- :mod:`itmlib.models.neighborhoods`    VSE++ towers with Thomas & Kovashka's neighbour losses (:class:`NeighborhoodsConfig`)
 - :mod:`itmlib.models.alignment` region-word alignment pooling (TERAN eqs. 2-4, 8) and batched scoring
 - :mod:`itmlib.models.vocab`     tokenizer and vocabulary of the GRU text encoders
 
@@ -26,14 +26,14 @@ from .vocab import Vocab
 from .vse import VSEConfig, VSEModel
 
 if TYPE_CHECKING:
-    from .semnbr import NbrConfig
+    from .neighborhoods import NeighborhoodsConfig
     from .ssamt import SSAMTConfig
     from .teran import TERANConfig
 
 __all__ = ["ITMModel", "ModelConfig", "build_model", "VSEConfig", "VSEModel", "Vocab", "MODEL_KINDS"]
 
 MODEL_KINDS = ("vse", "teran", "ssamt", "semnbr")
-ModelConfig = Union[VSEConfig, "TERANConfig", "SSAMTConfig", "NbrConfig"]
+ModelConfig = Union[VSEConfig, "TERANConfig", "SSAMTConfig", "NeighborhoodsConfig"]
 
 
 @runtime_checkable
@@ -53,13 +53,13 @@ class ITMModel(Protocol):
 
 
 def check_model_config(cfg: Any) -> "ModelConfig":
-    """``cfg`` if it is a model config of the course (VSEConfig, TERANConfig, SSAMTConfig or NbrConfig,
+    """``cfg`` if it is a model config of the course (VSEConfig, TERANConfig, SSAMTConfig or NeighborhoodsConfig,
     a VSEConfig subclass)."""
     from .ssamt import SSAMTConfig
     from .teran import TERANConfig
 
     if not isinstance(cfg, (VSEConfig, TERANConfig, SSAMTConfig)):
-        raise ValueError(f"model must be a VSEConfig, TERANConfig, SSAMTConfig or NbrConfig, got {type(cfg).__name__}")
+        raise ValueError(f"model must be a VSEConfig, TERANConfig, SSAMTConfig or NeighborhoodsConfig, got {type(cfg).__name__}")
     return cfg
 
 
@@ -79,7 +79,7 @@ def build_model(cfg: "ModelConfig", train_ds: ITMDataset, vocab: Vocab | None = 
 
         return SSAMTModel(sized), vocab
     if cfg.kind == "semnbr":
-        from .semnbr import NbrModel
+        from .neighborhoods import NeighborhoodsModel
 
-        return NbrModel(sized), vocab
+        return NeighborhoodsModel(sized), vocab
     return VSEModel(sized), vocab

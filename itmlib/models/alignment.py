@@ -124,8 +124,8 @@ def score_matrix(image_feats: torch.Tensor, image_mask: torch.Tensor, text_feats
     if image_mask.shape != image_feats.shape[:2] or text_mask.shape != text_feats.shape[:2]:
         raise ValueError(f"masks must be (N_i, R) and (N_t, W), got {tuple(image_mask.shape)} and "
                          f"{tuple(text_mask.shape)}")
-    dev = torch.device(device) if device is not None else image_feats.device
-    on_cpu = dev.type == "cpu"
+    target = torch.device(device) if device is not None else image_feats.device
+    on_cpu = target.type == "cpu"
     image_chunk = image_chunk if image_chunk is not None else (32 if on_cpu else 128)
     max_block_bytes = max_block_bytes if max_block_bytes is not None else (4 if on_cpu else 256) * 2**20
     if image_chunk < 1 or max_block_bytes < 1:
@@ -135,10 +135,10 @@ def score_matrix(image_feats: torch.Tensor, image_mask: torch.Tensor, text_feats
     out = torch.empty(n_i, n_t, dtype=torch.float32)
     # few captions (a caption query): take more images per chunk, up to the block size
     bi = max(1, min(n_i, max(image_chunk, max_block_bytes // (4 * max(R, 1) * max(W, 1) * max(n_t, 1)))))
-    wmask = text_mask.to(dev).bool()
+    wmask = text_mask.to(target).bool()
     fold = n_i > bi
     if not fold:  # one image chunk (a single query): stream the captions as they are, no copy
-        words = text_feats.to(dev, torch.float32)
+        words = text_feats.to(target, torch.float32)
         step = max(1, int(max_block_bytes // (4 * bi * R * max(W, 1))))
         chunks = [(slice(t0, t0 + step), words[t0:t0 + step].reshape(-1, d), wmask[t0:t0 + step], W)
                   for t0 in range(0, n_t, step)]
@@ -149,9 +149,9 @@ def score_matrix(image_feats: torch.Tensor, image_mask: torch.Tensor, text_feats
         #   masked copy of the alignment block is needed before the maxima;
         # - packed longest first, each chunk padded only to its own longest caption W_c
         #   (extent = last valid position + 1), so every GEMM skips most of the padding.
-        words = torch.cat([text_feats.to(dev, torch.float32), torch.ones_like(wmask[..., None], dtype=torch.float32),
+        words = torch.cat([text_feats.to(target, torch.float32), torch.ones_like(wmask[..., None], dtype=torch.float32),
                            _pad_bias(wmask)], dim=-1)
-        extent = (wmask * torch.arange(1, W + 1, device=dev)).amax(1) if W else torch.zeros(n_t, dtype=torch.long)
+        extent = (wmask * torch.arange(1, W + 1, device=target)).amax(1) if W else torch.zeros(n_t, dtype=torch.long)
         order = torch.argsort(extent, descending=True, stable=True)
         chunks, t0 = [], 0
         while t0 < n_t:
@@ -161,8 +161,8 @@ def score_matrix(image_feats: torch.Tensor, image_mask: torch.Tensor, text_feats
             chunks.append((idx.cpu(), words[idx, :wc].reshape(-1, d + 2), wmask[idx, :wc], wc))
             t0 += step
     for i0 in range(0, n_i, bi):
-        rmask = image_mask[i0:i0 + bi].to(dev).bool()
-        reg = image_feats[i0:i0 + bi].to(dev, torch.float32)
+        rmask = image_mask[i0:i0 + bi].to(target).bool()
+        reg = image_feats[i0:i0 + bi].to(target, torch.float32)
         if fold:
             reg = torch.cat([reg, _pad_bias(rmask), torch.ones_like(rmask[..., None], dtype=torch.float32)], dim=-1)
         flat = reg.reshape(-1, reg.shape[-1])

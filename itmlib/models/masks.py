@@ -28,8 +28,8 @@ def attention_mask(region_valid: torch.Tensor, token_valid: torch.Tensor, phrase
     (1) no region is visible to t_g, (2) no token or phrase is visible to v_g, (3) a
     phrase node sees only the tokens of ``cover`` (B, P, T). Every query sees itself."""
     B = token_valid.shape[0] if text else region_valid.shape[0]
-    dev = (token_valid if text else region_valid).device
-    one = torch.ones(B, 1, dtype=torch.bool, device=dev)
+    device = (token_valid if text else region_valid).device
+    one = torch.ones(B, 1, dtype=torch.bool, device=device)
     parts, kinds = [], []
     if image:
         parts += [one, region_valid]
@@ -40,7 +40,7 @@ def attention_mask(region_valid: torch.Tensor, token_valid: torch.Tensor, phrase
     valid = torch.cat(parts, 1)                                   # (B, L)
     L = valid.shape[1]
     allowed = valid[:, None, :].expand(B, L, L).clone()
-    kind = torch.tensor(kinds, device=dev)
+    kind = torch.tensor(kinds, device=device)
     if image and text:
         v_g, t_g = 0, 1 + region_valid.shape[1]
         allowed[:, t_g, 1:t_g] = False                                # rule (1): regions hidden from t_g
@@ -50,9 +50,9 @@ def attention_mask(region_valid: torch.Tensor, token_valid: torch.Tensor, phrase
         phr = (kind == 3).nonzero().squeeze(1)
         if phr.numel() and tok.numel():
             rows = allowed[:, phr]                                    # (B, P, L)
-            rows[:, :, tok] = cover.to(dev) & token_valid[:, None, :]  # rule (3): a phrase sees its own words only
+            rows[:, :, tok] = cover.to(device) & token_valid[:, None, :]  # rule (3): a phrase sees its own words only
             allowed[:, phr] = rows
-    idx = torch.arange(L, device=dev)
+    idx = torch.arange(L, device=device)
     allowed[:, idx, idx] = True
     return allowed
 

@@ -195,15 +195,15 @@ class SSAMTModel(nn.Module):
         return {"tokens": text["tokens"][sel, :L], "lengths": text["lengths"][sel], "kinds": kinds[:, :P],
                 "cover": text["cover"][sel, :P, :L]}
 
-    def _embed_text(self, t: dict[str, torch.Tensor], dev: str) -> tuple[torch.Tensor, ...]:
-        tok, kinds = t["tokens"].to(dev), t["kinds"].to(dev)
+    def _embed_text(self, t: dict[str, torch.Tensor], device: str) -> tuple[torch.Tensor, ...]:
+        tok, kinds = t["tokens"].to(device), t["kinds"].to(device)
         N, T = tok.shape
-        x_tok = self.word(tok) + self.position(torch.arange(T, device=dev))[None] + self.segment.weight[0]
+        x_tok = self.word(tok) + self.position(torch.arange(T, device=device))[None] + self.segment.weight[0]
         x_ph = self.segment(kinds)
         x_g = self.segment.weight[_GLOBAL_SEGMENT].expand(N, 1, -1)
         x = self.norm_in(torch.cat([x_g, x_tok, x_ph], 1))
-        token_valid = torch.arange(T, device=dev)[None, :] < t["lengths"].to(dev)[:, None]
-        return x, token_valid, kinds > 0, t["cover"].to(dev)
+        token_valid = torch.arange(T, device=device)[None, :] < t["lengths"].to(device)[:, None]
+        return x, token_valid, kinds > 0, t["cover"].to(device)
 
     def _embed_image(self, feats: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         R = max(int(mask.sum(1).max()), 1)  # regions are a valid prefix: trim the padding
@@ -218,9 +218,9 @@ class SSAMTModel(nn.Module):
         pad = ~torch.cat([valid.new_ones(valid.shape[0], 1), valid], 1)
         return nn.functional.normalize(self.intra_image(x, src_key_padding_mask=pad)[:, 0], dim=-1)
 
-    def encode_text(self, t: dict[str, torch.Tensor], dev: str = "cpu") -> torch.Tensor:
+    def encode_text(self, t: dict[str, torch.Tensor], device: str = "cpu") -> torch.Tensor:
         """Rows of :meth:`text_inputs` -> (N, d) unit intra sentence vectors t̃ (rule 3 applies)."""
-        x, tv, pv, cover = self._embed_text(t, dev)
+        x, tv, pv, cover = self._embed_text(t, device)
         allowed = attention_mask(tv, tv, pv, cover, image=False)
         return nn.functional.normalize(self.intra_text(x, mask=float_mask(allowed, self.cfg.heads))[:, 0], dim=-1)
 
@@ -236,12 +236,12 @@ class SSAMTModel(nn.Module):
 
         The two global nodes start from the (frozen) intra vectors ṽ, t̃ of the pair (``intra``, computed
         when not given), scaled to the width of the other inputs."""
-        dev = str(feats.device)
+        device = str(feats.device)
         if intra is None:
             with torch.no_grad():
-                intra = (self.encode_image(feats, mask), self.encode_text(t, dev))
+                intra = (self.encode_image(feats, mask), self.encode_text(t, device))
         xi, rv = self._embed_image(feats, mask)
-        xt, tv, pv, cover = self._embed_text(t, dev)
+        xt, tv, pv, cover = self._embed_text(t, device)
         scale = self.cfg.embed_dim ** 0.5
         xi = torch.cat([intra[0][:, None] * scale, xi[:, 1:]], 1)
         xt = torch.cat([intra[1][:, None] * scale, xt[:, 1:]], 1)

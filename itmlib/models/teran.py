@@ -255,7 +255,7 @@ class TERANModel(nn.Module):
                               ).encode()).hexdigest()
         if key not in _STATE_CACHE:
             bert = self._bert_model()
-            dev = next(bert.parameters()).device
+            bert_device = next(bert.parameters()).device
             first: dict[str, int] = {}
             rows = np.array([first.setdefault(c, i) for i, c in enumerate(captions)])
             uniq = np.unique(rows)
@@ -266,7 +266,7 @@ class TERANModel(nn.Module):
                 b = torch.from_numpy(order[s:s + 256])
                 m = attn[b]
                 L = int(m.sum(1).max())
-                o = bert(input_ids=ids[b, :L].to(dev), attention_mask=m[:, :L].to(dev),
+                o = bert(input_ids=ids[b, :L].to(bert_device), attention_mask=m[:, :L].to(bert_device),
                          output_hidden_states=bool(self.cfg.finetune_layers))
                 h = o.hidden_states[-1 - self.cfg.finetune_layers] if self.cfg.finetune_layers else o.last_hidden_state
                 states[b, :L] = h.float().cpu() * m[:, :L, None]

@@ -69,14 +69,14 @@ SOURCES: dict[str, PaperTable] = {
                    "MS-COCO test: accuracy (%) of telling a positive pair from one sampled negative by each score"),
         PaperTable("ssamt_table5", _SSAMT, "Table 5",
                    "Flickr30K: Rsum with 100/75/50/25% of the training data"),
-        PaperTable("nbr_table1", _NBR, "Table 1",
+        PaperTable("neighborhoods_table1", _NBR, "Table 1",
                    "k-way retrieval accuracy (fraction; 5-way Politics/GoodNews, 20-way ConcCap, 100-way COCO); "
                    "method names as the paper's (OURS = ANG + L_text + L_img; OURS (ANG) in Tables 3-4)"),
-        PaperTable("nbr_table2", _NBR, "Table 2",
+        PaperTable("neighborhoods_table2", _NBR, "Table 2",
                    "COCO 100-way accuracy: OURS (TRIP) vs STRUC with ground-truth or Doc2Vec (NN) neighbours"),
-        PaperTable("nbr_table3", _NBR, "Table 3",
+        PaperTable("neighborhoods_table3", _NBR, "Table 3",
                    "neighbourhood preservation at 200 neighbours (fraction), images (img) and texts (txt)"),
-        PaperTable("nbr_table4", _NBR, "Table 4", "ablation: OURS (ANG) without L_text or without L_img"),
+        PaperTable("neighborhoods_table4", _NBR, "Table 4", "ablation: OURS (ANG) without L_text or without L_img"),
         PaperTable("teran_query_times", _TERAN, "sec. 7 (query times)",
                    "seconds per image query (5k captions) and per caption query (1k images) on a GTX 1080 Ti"),
     )

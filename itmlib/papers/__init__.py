@@ -9,7 +9,7 @@
   (ECCV 2020): the Table 1/2/4 arms, k-way accuracy and neighbourhood preservation, Doc2Vec
   neighbours of real COCO captions - notebook 07_semantic_neighborhoods (the non-literal world
   :mod:`itmlib.data.synthetic.news`, Ω :mod:`itmlib.relevance.doc2vec`, model
-  :mod:`itmlib.models.semnbr`, losses :mod:`itmlib.losses.angular`)
+  :mod:`itmlib.models.neighborhoods`, losses :mod:`itmlib.losses.angular`)
 - :mod:`itmlib.papers.teran`    Messina et al., *TERAN* (ACM TOMM 2021) - notebook 08
 
 A paper module holds what is the paper's alone: its configs sized by scale, its

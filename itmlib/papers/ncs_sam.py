@@ -428,10 +428,10 @@ def positives_evaluator(test_ds: ITMDataset, relevance: np.ndarray | None, *, de
     from ..metrics import map_at_r
     from ..training.train import evaluate
 
-    dev = resolve_device(device)
+    device = resolve_device(device)
 
     def fn(name: str, result: TrainResult, ds: ITMDataset) -> list[dict[str, float]]:
-        sims = result.model.similarity(ds, result.vocab, dev)
+        sims = result.model.similarity(ds, result.vocab, device)
         row = evaluate(result.model, result.vocab, ds, relevance, sims=sims)
         for kind, pos in sorted((ds.positives or {}).items()):
             row |= {f"{kind}_{k}": v for k, v in map_at_r(sims, pos, ds.img_of_caption).items()}

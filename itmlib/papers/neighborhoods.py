@@ -2,9 +2,9 @@
 everything notebook 07 runs, in one place.
 
 - :data:`ARMS` - the methods of Tables 1, 2 and 4 (and our control arm) as
-  :class:`~itmlib.models.semnbr.NbrConfig` settings; :func:`nbr_config` / :func:`arm_configs`
+  :class:`~itmlib.models.neighborhoods.NeighborhoodsConfig` settings; :func:`arm_config` / :func:`arm_configs`
   size them by scale (the VSE++ towers of notebook 03).
-- :func:`nbr_evaluator` - the paper's evaluation for :func:`~itmlib.training.grid.run_grid`: k-way
+- :func:`neighborhoods_evaluator` - the paper's evaluation for :func:`~itmlib.training.grid.run_grid`: k-way
   accuracy (5-way on the non-literal world, 100-way on the literal one, several seeded
   draws), neighbourhood preservation at ``k`` (Table 3; non-literal world), and Recall.
 - :func:`test_omega` - Ω vectors of the test texts from the Doc2Vec trained on the training texts.
@@ -29,16 +29,16 @@ import pandas as pd
 from ..config import check_choice, get_scale, resolve_device
 from ..data.base import ITMDataset
 from ..metrics import k_way_accuracy, neighbor_distance, neighborhood_preservation, retrieval_recall
-from ..models.semnbr import NbrConfig
+from ..models.neighborhoods import NeighborhoodsConfig
 from ..relevance.doc2vec import Doc2VecSettings, doc2vec_key, doc_vectors, train_doc2vec
 from ..training.grid import Grid
 from ..training.train import TrainConfig, TrainResult
 
-__all__ = ["grids", "ARMS", "D2V_TAGS", "split_arm", "SETTINGS", "TABLE1", "TABLE2", "TABLE4", "CONTROL", "nbr_config",
-           "arm_configs", "nbr_evaluator", "test_omega", "caption_neighbor_recall", "with_paper_columns", "kway_k",
+__all__ = ["grids", "ARMS", "D2V_TAGS", "split_arm", "SETTINGS", "TABLE1", "TABLE2", "TABLE4", "CONTROL", "arm_config",
+           "arm_configs", "neighborhoods_evaluator", "test_omega", "caption_neighbor_recall", "with_paper_columns", "kway_k",
            "preservation_k", "doc2vec_settings", "scale_note", "topic_purity", "PAPER_DATASETS", "settings_table"]
 
-#: method -> NbrConfig fields (names as the paper's tables; OURS is the angular variant)
+#: method -> NeighborhoodsConfig fields (names as the paper's tables; OURS is the angular variant)
 ARMS: dict[str, dict[str, Any]] = {
     "ANG+NP+SYM": dict(loss="angular", within="none"),
     "OURS (Img NNs)": dict(loss="angular", within="ours", neighbors="image"),
@@ -122,7 +122,7 @@ def split_arm(arm: str) -> tuple[str, str | None]:
     return arm, None
 
 
-def nbr_config(scale: str, arm: str, *, data: str = "", epochs: int | None = None, d2v_mode: str = "code",
+def arm_config(scale: str, arm: str, *, data: str = "", epochs: int | None = None, d2v_mode: str = "code",
                lr: float | None = None, warmup_epochs: int = 1, patience: int = 0, **model: Any) -> TrainConfig:
     """The :class:`~itmlib.training.train.TrainConfig` of method ``arm`` (:data:`ARMS`, optionally tagged with a Doc2Vec
     output layer, e.g. ``"OURS (DBOW)"``: :func:`split_arm`) at a scale: notebook 03's VSE++ sizes, optimiser
@@ -137,7 +137,7 @@ def nbr_config(scale: str, arm: str, *, data: str = "", epochs: int | None = Non
     sc = get_scale(scale)
     z = _SIZES[sc.name]
     d = doc2vec_settings(scale, d2v_mode)
-    mc = NbrConfig(d2v_mode=d2v_mode, embed_dim=z["embed_dim"], word_dim=d.vector_size, hidden_dim=2 * z["embed_dim"],
+    mc = NeighborhoodsConfig(d2v_mode=d2v_mode, embed_dim=z["embed_dim"], word_dim=d.vector_size, hidden_dim=2 * z["embed_dim"],
                    n_neighbors=z["n_neighbors"], d2v_dim=d.vector_size, d2v_window=d.window,
                    d2v_min_count=d.min_count, d2v_epochs=d.epochs, **{**ARMS[arm], **model})
     return TrainConfig(epochs=epochs or z["epochs"], batch_size=sc.batch_size, data=data, model=mc,
@@ -145,8 +145,8 @@ def nbr_config(scale: str, arm: str, *, data: str = "", epochs: int | None = Non
 
 
 def arm_configs(scale: str, arms: Iterable[str], **kw: Any) -> dict[str, TrainConfig]:
-    """``{arm: nbr_config(scale, arm, **kw)}`` in the order given."""
-    return {a: nbr_config(scale, a, **kw) for a in arms}
+    """``{arm: arm_config(scale, arm, **kw)}`` in the order given."""
+    return {a: arm_config(scale, a, **kw) for a in arms}
 
 
 def test_omega(train_ds: ITMDataset, test_ds: ITMDataset, settings: Doc2VecSettings) -> np.ndarray:
@@ -181,7 +181,7 @@ def arm_omegas(train_ds: ITMDataset, test_ds: ITMDataset, scale: str, arms: Iter
     return {m: Omega.of(train_ds, test_ds, doc2vec_settings(scale, m)) for m in sorted(modes)}
 
 
-def nbr_evaluator(test_ds: ITMDataset, *, omega: Omega | Mapping[str, Omega] | None = None, d2v_mode: str = "code",
+def neighborhoods_evaluator(test_ds: ITMDataset, *, omega: Omega | Mapping[str, Omega] | None = None, d2v_mode: str = "code",
                   preservation_k: int = 200, n_draws: int = 5, seed: int = 0, device: str = "cpu"
                   ) -> Callable[[str, TrainResult, ITMDataset], list[dict[str, Any]]]:
     """:func:`~itmlib.training.grid.run_grid`'s ``evaluate_fn``: k-way accuracy both ways (:func:`kway_k`),
@@ -276,7 +276,7 @@ def with_paper_columns(table: pd.DataFrame, which: str, world: str) -> pd.DataFr
 
     check_choice("which", which, ("table1", "table2", "table3", "table4"))
     check_choice("world", world, tuple(PAPER_DATASETS))
-    p = paper_table(f"nbr_{which}")
+    p = paper_table(f"neighborhoods_{which}")
     cols = ("img", "txt") if which == "table3" else ("i2t", "t2i")
     out = table.copy()
     for dset in PAPER_DATASETS[world]:

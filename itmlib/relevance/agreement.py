@@ -42,7 +42,8 @@ import scipy.sparse as sp
 
 from ..config import check_choice
 
-__all__ = ["judged_pairs", "hardest_negatives", "matched_negatives", "binary_gt_pearson", "agreement_table", "all_pairs"]
+__all__ = ["judged_pairs", "hardest_negatives", "matched_negatives", "binary_gt_pearson", "agreement_table", "all_pairs",
+           "auc_draws"]
 
 
 def binary_gt_pearson(a: int, b: int, c: int) -> float:
@@ -188,6 +189,29 @@ def _auc(score: np.ndarray, label: np.ndarray) -> float:
 
     r = rankdata(score)
     return float((r[pos].sum() - pos.sum() * (pos.sum() + 1) / 2) / (pos.sum() * neg.sum()))
+
+
+def auc_draws(scores: Mapping[str, np.ndarray], label: np.ndarray, *, n_draws: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """The AUC of each score on one sample of labelled pairs (``replicate`` 0) and on ``n_draws`` bootstrap draws
+    of it (1..B): positives and negatives each resampled with replacement at their own count (the AUC's two
+    samples), every score on the same draw, so two scores' AUCs are paired draw by draw
+    (:func:`itmlib.claims.verdicts.bootstrap_verdict`). Columns ``replicate``, ``method``, ``auc``."""
+    from scipy.stats import rankdata
+
+    label = np.asarray(label, float) > 0.5
+    pos, neg = np.flatnonzero(label), np.flatnonzero(~label)
+    rng = np.random.default_rng(seed)
+    draws = np.stack([np.concatenate([rng.choice(pos, len(pos)), rng.choice(neg, len(neg))]) for _ in range(n_draws)]) \
+        if n_draws else np.empty((0, len(label)), int)   # (B, n): each draw's positives first
+    n_pos, n_neg = len(pos), len(neg)
+    rows = []
+    for name, s in scores.items():
+        s = np.asarray(s, float)
+        auc = np.concatenate([(rankdata(s[block], axis=1)[:, :n_pos].sum(1) - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg)
+                              for block in np.array_split(draws, max(1, len(draws) // 100))]) if n_draws else []
+        rows += [{"replicate": 0, "method": name, "auc": _auc(s, label.astype(float))}]
+        rows += [{"replicate": b + 1, "method": name, "auc": float(a)} for b, a in enumerate(auc)]
+    return pd.DataFrame(rows)
 
 
 def agreement_table(metrics: Mapping[str, np.ndarray], rows: np.ndarray, cols: np.ndarray, human: np.ndarray,

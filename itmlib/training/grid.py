@@ -400,14 +400,14 @@ def devices_note(runs: pd.DataFrame, default: str) -> str:
     from records that name no device are taken as ``default``, the device of the run that reads them), else
     e.g. "seeds 2-4 of TERAN mrsw, TERN (global) trained on cuda (NVIDIA H200), the rest on cpu", or
     "every member trained on cuda (NVIDIA H200)" when none trained on ``default``."""
-    dev = runs["device"].fillna(default) if "device" in runs else pd.Series(default, index=runs.index)
-    other = runs[dev != default]
+    where = runs["device"].fillna(default) if "device" in runs else pd.Series(default, index=runs.index)
+    other = runs[where != default]
     if other.empty:
         return ""
-    if len(other) == len(runs) and dev.nunique() == 1:
-        return f"every member trained on {dev.iloc[0]}"
+    if len(other) == len(runs) and where.nunique() == 1:
+        return f"every member trained on {where.iloc[0]}"
     parts = []
-    for d, g in other.groupby(dev[dev != default], sort=False):
+    for d, g in other.groupby(where[where != default], sort=False):
         seeds = sorted(int(s) for s in g.seed.unique())
         span = f"{seeds[0]}-{seeds[-1]}" if seeds == list(range(seeds[0], seeds[-1] + 1)) and len(seeds) > 1 else \
             ", ".join(map(str, seeds))

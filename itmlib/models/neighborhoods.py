@@ -40,7 +40,7 @@ from ..losses.triplet import positive_mask_from_ids, triplet_loss
 from .vocab import Vocab
 from .vse import VSEConfig, VSEModel
 
-__all__ = ["NbrConfig", "NbrModel", "mean_region_features", "LOSSES", "WITHIN", "NEIGHBORS"]
+__all__ = ["NeighborhoodsConfig", "NeighborhoodsModel", "mean_region_features", "LOSSES", "WITHIN", "NEIGHBORS"]
 
 LOSSES = ("angular", "triplet", "vsepp")
 WITHIN = ("none", "ours", "struc")
@@ -48,10 +48,10 @@ NEIGHBORS = ("text", "image", "gt", "random")
 
 
 @dataclass(frozen=True)
-class NbrConfig(VSEConfig):
+class NeighborhoodsConfig(VSEConfig):
     """VSE++ towers plus the loss of Thomas & Kovashka. Paper values in the comments."""
 
-    kind: ClassVar[str] = "semnbr"
+    kind: ClassVar[str] = "semnbr"   # hashed into every config of this model: committed records keep it
     loss: str = "angular"            # cross-modal term: angular (ANG+NP+SYM) / triplet / vsepp
     within: str = "ours"             # within-modality terms: none / ours (eqs. 6-7) / struc
     neighbors: str = "text"          # Ψ from: text (Doc2Vec) / image / gt / random (control)
@@ -78,14 +78,14 @@ class NbrConfig(VSEConfig):
                            ("struc_space", ("text", "image")), ("sampling", ("paper", "code")),
                            ("words_mode", ("", "paper", "code"))):
             if getattr(self, f) not in options:
-                raise ValueError(f"NbrConfig.{f} must be one of {options}, got {getattr(self, f)!r}")
+                raise ValueError(f"NeighborhoodsConfig.{f} must be one of {options}, got {getattr(self, f)!r}")
         if self.within == "none" and (self.alpha > 0 or self.beta > 0):
             raise ValueError("alpha/beta weigh the within-modality terms; within='none' has none")
         if self.neighbors == "gt" and self.within == "ours":
             raise ValueError("neighbors='gt' (other captions of the image) is STRUC's; use within='struc'")
         for f in ("n_neighbors", "d2v_dim", "d2v_window", "d2v_min_count", "d2v_epochs"):
             if getattr(self, f) < 1:
-                raise ValueError(f"NbrConfig.{f} must be >= 1, got {getattr(self, f)}")
+                raise ValueError(f"NeighborhoodsConfig.{f} must be >= 1, got {getattr(self, f)}")
         if self.init_words and self.word_dim != self.d2v_dim:
             raise ValueError(f"init_words needs word_dim == d2v_dim, got {self.word_dim} and {self.d2v_dim}")
 
@@ -109,7 +109,7 @@ def mean_region_features(ds: ITMDataset) -> np.ndarray:
     return (ds.regions.sum(1) / np.broadcast_to(cnt, (ds.n_images,))[:, None]).astype(np.float32)
 
 
-def candidate_table(cfg: NbrConfig, ds: ITMDataset) -> np.ndarray:
+def candidate_table(cfg: NeighborhoodsConfig, ds: ITMDataset) -> np.ndarray:
     """(n_captions, K) candidate neighbour captions of every training caption (-1 padded), per ``cfg.neighbors``."""
     n, k = ds.n_captions, ds.captions_per_image
     if cfg.neighbors == "gt":
@@ -132,12 +132,12 @@ def candidate_table(cfg: NbrConfig, ds: ITMDataset) -> np.ndarray:
     return np.where(rows >= 0, rows * k + off[:, None], -1)             # their caption at the same position
 
 
-class NbrModel(VSEModel):
+class NeighborhoodsModel(VSEModel):
     """:class:`~itmlib.models.vse.VSEModel` with the neighbour losses as its ``batch_loss``."""
 
-    cfg: NbrConfig
+    cfg: NeighborhoodsConfig
 
-    def __init__(self, cfg: NbrConfig) -> None:
+    def __init__(self, cfg: NeighborhoodsConfig) -> None:
         super().__init__(cfg)
         self.register_buffer("words_ready", torch.zeros((), dtype=torch.bool))  # saved: a resumed run keeps its own
 
