@@ -161,3 +161,22 @@ def test_an_arm_rises_when_most_seeds_end_at_their_best_and_the_median_gain_is_o
               ([79.6, 85.8, 85.9, 86.2], 4), ([84.3, 82.7, 85.6, 87.7], 4)]
     t = arm_table([_rec("+PM", s, c, b) for s, (c, b) in enumerate(curves)]).iloc[0]
     assert t.state == RISING and t["seed states"].count("still rising") == 2
+
+
+def test_ssamt_selection_starts_after_phase_one_and_its_skipped_phase_two_epochs():
+    """4 intra epochs then 12 inter: selectable from epoch 5, or from 6 when phase 2's first epoch is skipped; the
+    model's 0-based index and the records' 1-based epoch agree."""
+    from types import SimpleNamespace
+
+    from itmlib.models.ssamt import SSAMTConfig, SSAMTModel
+    from itmlib.training.convergence import _first_epoch
+
+    assert _first_epoch({"epochs": 16, "model": {"intra_epochs": 4}}) == 5
+    assert _first_epoch({"epochs": 16, "model": {"intra_epochs": 4, "select_after": 1}}) == 6
+    assert _first_epoch({"epochs": 5, "model": {"intra_epochs": 4, "select_after": 3}}) == 5   # never past the last
+    assert _first_epoch({"epochs": 15}) == 1
+    m = SSAMTConfig(embed_dim=16, ff_dim=32, intra_epochs=4, select_after=1)
+    first = lambda epochs: SSAMTModel.first_selectable_epoch(SimpleNamespace(cfg=m), epochs)   # noqa: E731 (0-based)
+    assert (first(16), first(5), first(4)) == (5, 4, 0)       # 1-based epochs 6 and 5; intra only: any epoch
+    with pytest.raises(ValueError, match="select_after"):
+        SSAMTConfig(select_after=-1)

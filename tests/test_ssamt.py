@@ -88,6 +88,22 @@ def test_attention_mask_rules():
     assert bool(a.diagonal().all())
 
 
+def test_attention_mask_rule_3_read_the_other_way_hides_the_phrase_from_outside_words():
+    region_valid, token_valid = torch.tensor([[True, False]]), torch.tensor([[True, True, False]])
+    phrase_valid, cover = torch.tensor([[True, False]]), torch.tensor([[[True, False, False], [False, False, False]]])
+    a = attention_mask(region_valid, token_valid, phrase_valid, cover, rule3="words_hidden")[0]
+    v_g, r0, r1, t_g, w0, w1, w2, q0, q1 = range(9)
+    assert a[w0, q0] and not a[w1, q0]                       # only the phrase's own word attends to its node
+    assert a[q0, w0] and a[q0, w1] and a[q0, r0]             # the node itself sees every word (and the image)
+    assert not a[t_g, r0] and not a[v_g, q0]                 # rules 1 and 2 as before
+    assert not a[w0, q1] and bool(a.diagonal().all())        # a padded phrase stays hidden
+    real = [v_g, r0, t_g, w0, w1, q0]                       # queries that are not padding
+    diff = (a != _mask_case())[real][:, real].nonzero().tolist()
+    assert diff == [[4, 5], [5, 4]]                          # the readings differ in exactly (w1, q0) and (q0, w1)
+    with pytest.raises(ValueError, match="rule3 must be one of"):
+        attention_mask(region_valid, token_valid, phrase_valid, cover, rule3="both")
+
+
 def test_attention_mask_text_only_keeps_rule_3():
     a = attention_mask(torch.zeros(1, 0, dtype=torch.bool), torch.tensor([[True, True]]), torch.tensor([[True]]),
                        torch.tensor([[[False, True]]]), image=False)[0]
@@ -296,3 +312,46 @@ def test_rerank_reorders_only_each_querys_top_k_by_hand():
     assert intra_negatives(torch.zeros(2, 2), torch.ones(2, 2, dtype=torch.bool), 4) is None
     p1, _ = _phase_one(dataclasses.replace(ssamt_config("smoke", data="w"), phase_one_lr=2e-4))
     assert p1.lr == 2e-4 and p1.phase_one_lr == 0.0 and p1.epochs == p1.model.intra_epochs
+
+
+def test_part_accuracy_classifies_each_phrase_by_its_scores_sign_by_hand():
+    """Two pairs: caption 0 (2 tokens, phrases p, q) with image 0, whose captions say p only; caption 1 (1 token,
+    phrase r) with image 1, whose captions say nothing of it. Scores p +0.3 (right), q +0.1 (wrong: q is not
+    said), r -0.2 (right): 2 of 3 parts right. A caption without phrases adds nothing."""
+    from types import SimpleNamespace
+
+    from itmlib.papers.ssamt import part_accuracy
+
+    said = {(0, ("p",))}
+    text = {"lengths": [2, 1, 3], "parts": [[("a",), ("b",), ("p",), ("q",)], [("c",), ("r",)], [("x",), ("y",), ("z",)]],
+            "labels": SimpleNamespace(positive=lambda i, part: (i, tuple(part)) in said)}
+    nodes = [np.array([9.0, -9.0, 0.3, 0.1]), np.array([9.0, -0.2]), np.array([1.0, 1.0, 1.0])]
+    acc, n = part_accuracy(text, np.array([0, 1, 0]), np.array([0, 1, 2]), nodes)
+    assert (acc, n) == (pytest.approx(200 / 3), 3)
+    flipped = [-s for s in nodes]                 # every sign against the labels but the wrong one: 1 of 3
+    assert part_accuracy(text, np.array([0, 1, 0]), np.array([0, 1, 2]), flipped)[0] == pytest.approx(100 / 3)
+    assert np.isnan(part_accuracy(text, np.array([0]), np.array([2]), nodes[2:])[0])
+
+
+def test_the_retrain_recipe_moves_table_3_only_and_adds_the_rule_3_arm():
+    """Table 3's arms take the longer recipe (16 epochs, 8 of them phase 1, phase 2's first skipped by selection);
+    the longer arms and Table 5 keep the scale's recipe, so their committed records still match config by config."""
+    from itmlib.papers.ssamt import RULE3_ARM, grids
+    from itmlib.training.train import config_hash
+
+    p = dict(scale="smoke", seed=0, n_seeds=3, headline_seeds=5, fraction=0.25, arms=["MT+GM", "+LM", "+PM"],
+             phrase_settings=[True], epochs=0, negative_pool=16, rerank_k=10, phrase_backend="gold", longer=2,
+             fractions=[1.0, 0.5], table5_updates="fixed", compare_vse=False)
+    old = grids(p, "d")
+    new = grids({**p, "table3_epochs": 16, "intra_epochs": 8, "select_after": 1, "rule3_arm": True}, "d")
+    pm = new["table3"].configs["+PM (w/ phrases)"]
+    assert (pm.epochs, pm.model.intra_epochs, pm.model.select_after, pm.warmup_epochs) == (16, 8, 1, 8)
+    assert set(new) == set(old) | {"rule3"} and "rule3" not in old
+    (name, r3), = new["rule3"].configs.items()
+    assert name == RULE3_ARM and r3.model.rule3 == "words_hidden" and r3.model.select_after == 1
+    assert r3 == dataclasses.replace(pm, model=dataclasses.replace(pm.model, rule3="words_hidden"))
+    for g in ("longer", "table5 0.5"):
+        assert [config_hash(c) for c in new[g].configs.values()] == [config_hash(c) for c in old[g].configs.values()]
+    # the new fields keep every committed config's hash at their defaults
+    assert config_hash(ssamt_config("smoke", select_after=0, rule3="phrase_attends")) == config_hash(ssamt_config("smoke"))
+    assert config_hash(ssamt_config("smoke", select_after=1)) != config_hash(ssamt_config("smoke"))

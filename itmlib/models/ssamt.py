@@ -57,7 +57,7 @@ from ..losses.phrase import matching_loss, phrase_matching_loss
 from ..losses.triplet import positive_mask_from_ids, triplet_loss
 from ..relevance.phrases import KINDS, LabelIndex, caption_phrases, image_labels, part_masks, phrase_tokens
 from .candidates import intra_negatives, rerank
-from .masks import attention_mask, float_mask
+from .masks import RULE3, attention_mask, float_mask
 from .vocab import Vocab, tokenize
 
 __all__ = ["SSAMTConfig", "SSAMTModel", "attention_mask"]
@@ -90,6 +90,10 @@ class SSAMTConfig:
     infer_local: float = 1.0     # λ_loc of eq. 5
     rerank_k: int = 10           # candidates per query re-scored by the inter encoder
     negative_pool: int = 16      # phase 2 draws each negative among the this-many hardest by s_intra (1: the hardest)
+    select_after: int = 0        # dev selection skips this many phase-2 epochs too (1: a phase-2 model has trained a whole
+                                 # epoch under phase 2's schedule; its first epoch is mostly warm-up)
+    rule3: str = "phrase_attends"  # masking rule 3 (itmlib.models.masks): "phrase_attends" (a phrase node attends only
+                                   # to its own words) or "words_hidden" (words outside a phrase cannot attend to its node)
 
     def __post_init__(self) -> None:
         for f in ("embed_dim", "heads", "layers", "ff_dim", "max_len", "max_phrases", "intra_epochs", "rerank_k",
@@ -99,6 +103,10 @@ class SSAMTConfig:
                 raise ValueError(f"{f} must be a positive integer, got {v!r}")
         if self.embed_dim % self.heads:
             raise ValueError(f"embed_dim ({self.embed_dim}) must be divisible by heads ({self.heads})")
+        if self.rule3 not in RULE3:
+            raise ValueError(f"rule3 must be one of {RULE3}, got {self.rule3!r}")
+        if isinstance(self.select_after, bool) or int(self.select_after) != self.select_after or self.select_after < 0:
+            raise ValueError(f"select_after must be a non-negative integer, got {self.select_after!r}")
         if self.phrase_backend not in ("gold", "spacy"):
             raise ValueError(f"phrase_backend must be 'gold' or 'spacy', got {self.phrase_backend!r}")
         for f in ("global_weight", "local_weight", "phrase_weight", "infer_inter", "infer_local", "dropout"):
@@ -221,7 +229,7 @@ class SSAMTModel(nn.Module):
     def encode_text(self, t: dict[str, torch.Tensor], device: str = "cpu") -> torch.Tensor:
         """Rows of :meth:`text_inputs` -> (N, d) unit intra sentence vectors t̃ (rule 3 applies)."""
         x, tv, pv, cover = self._embed_text(t, device)
-        allowed = attention_mask(tv, tv, pv, cover, image=False)
+        allowed = attention_mask(tv, tv, pv, cover, image=False, rule3=self.cfg.rule3)
         return nn.functional.normalize(self.intra_text(x, mask=float_mask(allowed, self.cfg.heads))[:, 0], dim=-1)
 
     def batch_scores(self, feats: torch.Tensor, mask: torch.Tensor, text: dict[str, torch.Tensor]) -> torch.Tensor:
@@ -246,7 +254,7 @@ class SSAMTModel(nn.Module):
         xi = torch.cat([intra[0][:, None] * scale, xi[:, 1:]], 1)
         xt = torch.cat([intra[1][:, None] * scale, xt[:, 1:]], 1)
         x = torch.cat([xi + self.modality.weight[0], xt + self.modality.weight[1]], 1)
-        allowed = attention_mask(rv, tv, pv, cover)
+        allowed = attention_mask(rv, tv, pv, cover, rule3=self.cfg.rule3)
         h = self.inter(x, mask=float_mask(allowed, self.cfg.heads))
         R = rv.shape[1]
         v_g, t_g = h[:, 0], h[:, 1 + R]
@@ -261,8 +269,11 @@ class SSAMTModel(nn.Module):
         return [self.region_proj, self.word, self.position, self.segment, self.norm_in, self.intra_image, self.intra_text]
 
     def first_selectable_epoch(self, epochs: int) -> int:
-        """Dev selection skips the intra-only epochs when an inter phase follows (0-based epoch index)."""
-        return self.cfg.intra_epochs if epochs > self.cfg.intra_epochs else 0
+        """Dev selection skips the intra-only epochs when an inter phase follows, and ``select_after`` epochs of
+        that phase (0-based epoch index; never past the last epoch)."""
+        if epochs <= self.cfg.intra_epochs:
+            return 0
+        return min(self.cfg.intra_epochs + self.cfg.select_after, epochs - 1)
 
     def batch_loss(self, ds: ITMDataset, text: dict[str, Any], cap_idx: np.ndarray, *, epoch: int, margin: float,
                    hardest: bool, device: str = "cpu") -> torch.Tensor | None:

@@ -40,16 +40,18 @@ from ..models.ssamt import SSAMTConfig
 from ..training.grid import Grid
 from ..training.train import TrainConfig, TrainResult, evaluate
 
-__all__ = ["grids", "ARMS", "arm_name", "relative_fractions",
+__all__ = ["grids", "ARMS", "RULE3_ARM", "arm_name", "relative_fractions",
            "PAPER_NAMES", "ssamt_config", "fixed_updates", "scaled_epochs", "table3_configs",
            "negative_pairs", "mismatch_accuracy", "mask_of_pair",
-           "best_threshold", "threshold_accuracy", "classifier_accuracy", "pair_thresholds",
+           "best_threshold", "threshold_accuracy", "classifier_accuracy", "pair_thresholds", "part_accuracy",
            "false_phrases", "ssamt_evaluator", "rerank_curve", "pm_gains", "true_tuples", "with_paper_columns",
            "figure3_table"]
 
 #: Table 3's losses on top of the mask transformer (MT): λ_LM, λ_PM switched off in turn
 ARMS: dict[str, dict[str, float]] = {"MT+GM": {"local_weight": 0.0, "phrase_weight": 0.0},
                                      "+LM": {"phrase_weight": 0.0}, "+PM": {}}
+#: the +PM arm with masking rule 3 read the other way (words outside a phrase cannot attend to its node)
+RULE3_ARM = "+PM (w/ phrases, rule 3: words hidden)"
 #: our run names -> the paper's names in Tables 4 and 5
 PAPER_NAMES = {"MT+GM (w/ phrases)": "SSAMT w/o PM&LM", "+LM (w/ phrases)": "SSAMT w/o PM", "+PM (w/ phrases)": "SSAMT"}
 # widths and epochs by scale (phase 1 intra, phase 2 inter); the paper's sizes were lost in extraction
@@ -252,12 +254,36 @@ def false_phrases(ds: ITMDataset, text: dict[str, Any], images: np.ndarray, capt
             "false_pairs": float(len(hits)), "label_precision": 100 * lab_false / lab_neg if lab_neg else nan}
 
 
+def part_accuracy(text: dict[str, Any], images: np.ndarray, captions: np.ndarray, nodes: Sequence[np.ndarray]
+                  ) -> tuple[float, int]:
+    """Table 4 per part: (accuracy in %, parts) of classifying each phrase of each (image, caption) pair as
+    relevant to the image when its score s(p, I) is positive - the sign the paper's Figure 3 colours the parts
+    by - against the phrase labels' split (:class:`~itmlib.relevance.phrases.LabelIndex`: relevant iff the
+    image's captions say it). Over the pairs of a negative caption it measures what the paper describes,
+    "determining the irrelevant parts of the negative sentence"; unlike a threshold chosen on dev (whose
+    accuracy cannot fall far below 50%: it may always call every pair positive), it falls below 50% when the
+    scores' signs run against the labels."""
+    labels, right, n = text["labels"], 0, 0
+    for i, c, s in zip(images, captions, nodes):
+        n_tok = int(text["lengths"][c])
+        phr = text["parts"][c][n_tok:]
+        if not phr:
+            continue
+        said = np.array([labels.positive(int(i), p) for p in phr])
+        right += int(((np.asarray(s[n_tok:n_tok + len(phr)]) > 0) == said).sum())
+        n += len(phr)
+    return (100 * right / n if n else float("nan")), n
+
+
 def ssamt_evaluator(test_ds: ITMDataset, test_relevance: np.ndarray | None, *, seed: int = 0, device: str = "cpu",
-                    dev_ds: ITMDataset | None = None) -> Callable[[str, TrainResult, ITMDataset], list[dict[str, Any]]]:
+                    dev_ds: ITMDataset | None = None, per_part: bool = False
+                    ) -> Callable[[str, TrainResult, ITMDataset], list[dict[str, Any]]]:
     """:func:`~itmlib.training.grid.run_grid`'s ``evaluate_fn`` for SSAMT runs: Recall and NCS (eq. 5 with re-ranking),
     Table 4's accuracies - ranked against one sampled negative (``acc_*``) and, with ``dev_ds``, as a per-pair
     classifier whose thresholds are chosen on dev pairs sampled the same way (``thr_*``, ``thr0_*``:
-    :func:`classifier_accuracy`) - and, with phrase nodes on the synthetic world, Figure 3's false-phrase rates."""
+    :func:`classifier_accuracy`), with ``per_part`` the per-part protocol (``part_phrase_i2t``: the parts of
+    the negative captions against the image; ``part_phrase_t2i``: the caption's parts against the negative
+    image; :func:`part_accuracy`) - and, with phrase nodes on the synthetic world, Figure 3's false-phrase rates."""
     pairs = negative_pairs(test_ds, seed)
     dev_pairs = negative_pairs(dev_ds, seed) if dev_ds is not None else None
     device = resolve_device(device)
@@ -278,13 +304,17 @@ def ssamt_evaluator(test_ds: ITMDataset, test_relevance: np.ndarray | None, *, s
             dev = [model.score_pairs(dev_ds, dev_text, dev_pairs[a], dev_pairs[b], device)
                    for a, b in (("image", "caption"), ("image", "neg_caption"), ("neg_image", "caption"))]
             row |= classifier_accuracy(pos, nc, ni, pair_thresholds(*dev))
+        if per_part:
+            row["part_phrase_i2t"], row["parts_i2t"] = part_accuracy(text, pairs["image"], pairs["neg_caption"], nc["nodes"])
+            row["part_phrase_t2i"], row["parts_t2i"] = part_accuracy(text, pairs["neg_image"], pairs["caption"], ni["nodes"])
         if model.cfg.phrases and "scenes" in ds.image_extras:
             row |= false_phrases(ds, text, pairs["image"], pairs["neg_caption"], nc["nodes"])
         return [row]
 
     # run_grid keeps the rows beside each checkpoint under this key (bump "v1" when the evaluation changes)
     fn.cache_key = (f"ssamt-eval-v2|{test_ds.source}|{test_ds.split}|{test_ds.n_images}|seed {seed}|rel {array_key(test_relevance)}"
-                    + (f"|thresholds on {dev_ds.source}|{dev_ds.split}|{dev_ds.n_images}" if dev_ds is not None else ""))
+                    + (f"|thresholds on {dev_ds.source}|{dev_ds.split}|{dev_ds.n_images}" if dev_ds is not None else "")
+                    + ("|per part v1" if per_part else ""))
     return fn
 
 
@@ -381,23 +411,37 @@ def figure3_table(runs: pd.DataFrame) -> pd.DataFrame:
 def grids(p: Mapping[str, Any], data: str) -> dict[str, Grid]:
     """Notebook 06's plan, its parameters ``p`` (``scale``, ``seed``, ``n_seeds``, ``headline_seeds``,
     ``fraction``, ``arms``, ``phrase_settings``, ``epochs``, ``negative_pool``, ``rerank_k``, ``phrase_backend``,
-    ``longer``, ``fractions``, ``table5_updates``, ``compare_vse``) on the training data ``data``: ``"table3"``
-    (every arm; the headline claims' arms on ``headline_seeds``), ``"longer"`` (+PM and +LM with ``longer``
-    times the epochs), ``"table5 <f>"`` per smaller fraction (fixed updates or the same epochs) and ``"vse"``.
-    The notebook runs these grids and ``tools/member_pool.py`` trains their members: one plan for both."""
+    ``longer``, ``fractions``, ``table5_updates``, ``compare_vse``; optional ``table3_epochs``, ``intra_epochs``,
+    ``select_after``, ``rule3_arm``) on the training data ``data``: ``"table3"`` (every arm; the headline claims'
+    arms on ``headline_seeds``), ``"rule3"`` (with ``rule3_arm``: +PM with masking rule 3 read the other way,
+    :mod:`itmlib.models.masks`), ``"longer"`` (+PM and +LM with ``longer`` times the epochs), ``"table5 <f>"`` per
+    smaller fraction (fixed updates or the same epochs) and ``"vse"``.
+
+    Table 3's recipe may differ from the scale's (``table3_epochs`` in all, ``intra_epochs`` of them phase 1,
+    ``select_after`` phase-2 epochs skipped by the dev selection); the longer arms and Table 5 keep the
+    scale's recipe (``epochs``), whose records they were judged on. The notebook runs these grids and
+    ``tools/member_pool.py`` trains their members: one plan for both."""
     from ..claims import headline_methods
     from .ncs_sam import vse_config
 
     seeds = range(p["seed"], p["seed"] + p["n_seeds"])
     f0 = (float(p["fraction"]),)
-    configs = table3_configs(p["scale"], data=data, arms=p["arms"], phrase_settings=p["phrase_settings"],
-                             epochs=p["epochs"] or None, negative_pool=p["negative_pool"], rerank_k=p["rerank_k"],
-                             phrase_backend=p["phrase_backend"])
+    common = dict(data=data, arms=p["arms"], phrase_settings=p["phrase_settings"], negative_pool=p["negative_pool"],
+                  rerank_k=p["rerank_k"], phrase_backend=p["phrase_backend"])
+    base = table3_configs(p["scale"], epochs=p["epochs"] or None, **common)
+    recipe = {k: p[k] for k in ("intra_epochs", "select_after") if p.get(k)}
+    configs = base if not (recipe or p.get("table3_epochs")) else \
+        table3_configs(p["scale"], epochs=p.get("table3_epochs") or p["epochs"] or None, **recipe, **common)
     out = {"table3": Grid(configs, f0, seeds, "ssamt", tuple(headline_methods("06_phrase_labels")), p["headline_seeds"])}
+    pm = arm_name("+PM", True)
+    if p.get("rule3_arm") and pm in configs:
+        c = configs[pm]
+        out["rule3"] = Grid({RULE3_ARM: dataclasses.replace(c, model=dataclasses.replace(c.model, rule3="words_hidden"))},
+                            f0, seeds, "ssamt")
     if p["longer"]:
-        out["longer"] = Grid({f"{n} x{p['longer']:g} epochs": scaled_epochs(configs[n], p["longer"])
-                              for n in (arm_name("+PM", True), arm_name("+LM", True)) if n in configs}, f0, seeds, "ssamt")
-    t5 = {arm_name(a, True): configs[arm_name(a, True)] for a in p["arms"] if arm_name(a, True) in configs}
+        out["longer"] = Grid({f"{n} x{p['longer']:g} epochs": scaled_epochs(base[n], p["longer"])
+                              for n in (arm_name("+PM", True), arm_name("+LM", True)) if n in base}, f0, seeds, "ssamt")
+    t5 = {arm_name(a, True): base[arm_name(a, True)] for a in p["arms"] if arm_name(a, True) in base}
     for f in (f for f in p["fractions"] if f < 1.0):   # each fraction its own grid: with fixed updates its epochs scale by 1 / f
         out[f"table5 {f:g}"] = Grid({n: fixed_updates(c, f) if p["table5_updates"] == "fixed" else c for n, c in t5.items()},
                                     (f0[0] * f,), seeds, "ssamt")

@@ -144,10 +144,11 @@ def arm_labels(records: list[Mapping[str, Any]]) -> list[str]:
 
 
 def _first_epoch(config: Mapping[str, Any]) -> int:
-    """The first epoch a run may be selected at: 1, or the first of an SSAMT second phase."""
+    """The first epoch a run may be selected at: 1, or the first of an SSAMT second phase after its
+    ``select_after`` epochs."""
     model = config.get("model") or {}
-    intra = int(model.get("intra_epochs", 0) or 0)
-    return intra + 1 if 0 < intra < int(config.get("epochs", 0)) else 1
+    intra, epochs = int(model.get("intra_epochs", 0) or 0), int(config.get("epochs", 0))
+    return min(intra + 1 + int(model.get("select_after", 0) or 0), epochs) if 0 < intra < epochs else 1
 
 
 def arm_table(records: list[Mapping[str, Any]]) -> pd.DataFrame:

@@ -161,7 +161,7 @@ def linear_lr(peak: float, t: int, total: int, warmup: int) -> float:
     if t < warmup:
         return peak * (t + 1) / warmup
     return peak * max(0, total - t) / (total - warmup)
-_LATER_MODEL_FIELDS = {"finetune_layers": 0}
+_LATER_MODEL_FIELDS = {"finetune_layers": 0, "select_after": 0, "rule3": "phrase_attends"}
 
 
 def config_dict(cfg: TrainConfig) -> dict[str, Any]:
