@@ -35,3 +35,9 @@ def test_the_category_table_counts_captions_not_mentions():
     assert t.loc["person", "captions"] == 2 and t.loc["dog", "captions"] == 1 and t.loc["bicycle", "captions"] == 1
     assert t.loc["person", "share of captions (%)"] == 66.67 and "guy" in t.loc["person", "synonyms"]
     assert len(t) == 80
+
+
+def test_the_category_table_lists_the_kept_heads_after_the_eighty():
+    t = category_table([["man", "street"], ["street", "grass"], ["background"]], others=["street", "grass"])
+    assert len(t) == 82 and list(t.category[80:]) == ["street", "grass"] and (t.synonyms[80:] == "").all()
+    assert t.set_index("category").loc["street", "captions"] == 2 and "background" not in set(t.category)

@@ -165,3 +165,21 @@ def test_auc_draws_resample_positives_and_negatives_apart_and_pair_the_scores():
     idx = np.concatenate([r.choice(pos, len(pos)), r.choice(neg, len(neg))])
     assert t.auc.iloc[1] == pytest.approx(_auc(a[idx], label[idx]))
     assert t.auc.iloc[5] == pytest.approx(_auc(b[idx], label[idx]))     # b on the same draw as a
+
+
+def test_lexical_floor_scores_category_and_attribute_overlap_by_hand():
+    """Image 0 holds a person and a brown dog, image 1 a car (and a distractor person region). Caption 0 "a man
+    and his brown dog": categories {person, dog} -> 2 / sqrt(2 * 2) = 1 with image 0, plus 0.5 * (brown dog) 1/1;
+    1 / sqrt(2 * 2) = 0.5 with image 1. Caption 1 "a guy by a car": 1 / sqrt(2 * 2) = 0.5 and 2 / sqrt(2 * 2) = 1."""
+    from types import SimpleNamespace
+
+    from itmlib.course.retrievers import lexical_floor
+
+    cats = ["person", "dog", "car", "other"]
+    ds = SimpleNamespace(n_images=2, n_captions=2, image_extras={
+        "categories": [cats] * 2, "attributes": [["brown"]] * 2,
+        "region_category": [np.array([0, 1, -1]), np.array([2, 0, -1])],
+        "objects": [{0: (1, frozenset()), 1: (1, frozenset({0}))}, {2: (1, frozenset())}]},
+        graphs=[{"objects": ["dog", "man"], "attributes": [(0, "brown")]}, {"objects": ["car", "guy", "street"], "attributes": []}])
+    s = lexical_floor(ds)
+    np.testing.assert_allclose(s, [[1.5, 0.5], [0.5, 1.0]], atol=1e-6)

@@ -79,16 +79,19 @@ def canonical(lemmas: Sequence[str], *, keep_other: bool = False, others: Iterab
     return out
 
 
-def category_table(noun_lemmas: Iterable[Sequence[str]]) -> pd.DataFrame:
-    """One row per COCO category: its CHAIR synonyms and how many of the given captions (each a sequence of
-    noun lemmas) name it - the committed table of the real-language world's objects."""
+def category_table(noun_lemmas: Iterable[Sequence[str]], others: Sequence[str] = ()) -> pd.DataFrame:
+    """One row per COCO category - its CHAIR synonyms and how many of the given captions (each a sequence of
+    noun lemmas) name it - then one per kept non-COCO head of ``others`` (no synonyms): the committed table of
+    the real-language world's objects, most named first within each part."""
     counts: Counter[str] = Counter()
     n = 0
     for lem in noun_lemmas:
-        counts.update(set(canonical(lem)))
+        counts.update(set(canonical(lem, others=others)))
         n += 1
     syn = synonyms()
-    rows = [{"category": c, "synonyms": ", ".join(sorted(k for k, v in syn.items() if v == c and k != c)),
-             "captions": counts.get(c, 0), "share of captions (%)": round(100 * counts.get(c, 0) / max(n, 1), 2)}
-            for c in categories()]
-    return pd.DataFrame(rows).sort_values("captions", ascending=False, kind="stable").reset_index(drop=True)
+    row = lambda c, words: {"category": c, "synonyms": words, "captions": counts.get(c, 0),   # noqa: E731
+                            "share of captions (%)": round(100 * counts.get(c, 0) / max(n, 1), 2)}
+    coco = pd.DataFrame([row(c, ", ".join(sorted(k for k, v in syn.items() if v == c and k != c))) for c in categories()])
+    rest = pd.DataFrame([row(c, "") for c in others], columns=coco.columns)
+    return pd.concat([coco.sort_values("captions", ascending=False, kind="stable"),
+                      rest.sort_values("captions", ascending=False, kind="stable")], ignore_index=True)

@@ -191,7 +191,7 @@ class SSAMTModel(nn.Module):
             from ..data.synthetic.vocab import surface_words
             surface = surface_words()
         out = self.text_inputs(ds.captions, vocab, phrases if self.cfg.phrases else None, surface)
-        out["labels"] = LabelIndex(image_labels(phrases, [tokenize(c) for c in ds.captions]))
+        out["labels"] = LabelIndex(image_labels(phrases, [tokenize(c) for c in ds.captions], ds.captions_per_image))
         return out
 
     @staticmethod
