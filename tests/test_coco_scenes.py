@@ -196,13 +196,23 @@ def test_positives_evaluator_scores_a_ranking_of_the_positives_first_as_perfect(
 
     from itmlib.papers.ncs_sam import positives_evaluator
 
-    pos = test_ds.positives["eccv"].toarray() > 0                    # ECCV Caption's positives, ranked first
-    sims = pos.astype(np.float32) + np.random.default_rng(0).uniform(0, 0.5, pos.shape).astype(np.float32)
-    model = SimpleNamespace(similarity=lambda ds, vocab, device: sims)
-    row = positives_evaluator(test_ds, None)("m", SimpleNamespace(model=model, vocab=None), test_ds)[0]
-    assert all(row[f"eccv_{d}_{m}"] == pytest.approx(100) for d in ("i2t", "t2i") for m in ("map_at_r", "r_precision"))
+    noise = np.random.default_rng(0).uniform(0, 0.5, test_ds.positives["eccv"].shape).astype(np.float32)
+
+    def row_of(pos):   # a model ranking ``pos`` first
+        sims = (pos.toarray() > 0).astype(np.float32) + noise
+        model = SimpleNamespace(similarity=lambda ds, vocab, device: sims)
+        return positives_evaluator(test_ds, None)("m", SimpleNamespace(model=model, vocab=None), test_ds)[0]
+
+    row = row_of(test_ds.positives["eccv"])                          # ECCV's image queries' positives first
+    assert row["eccv_i2t_map_at_r"] == row["eccv_i2t_r_precision"] == pytest.approx(100)
     assert row["cxc_i2t_map_at_r"] < 100 or test_ds.positives["cxc"].nnz == 0   # ranked by ECCV's, not CxC's
     assert "rsum" in row and "i2t_n1" not in row                               # no relevance given: no NCS
+    # text to image: ECCV's own caption queries (caption_to_image), not the image queries' positives transposed
+    t2i = test_ds.positives["eccv_t2i"]
+    back = row_of(t2i)
+    assert back["eccv_t2i_map_at_r"] == back["eccv_t2i_r_precision"] == pytest.approx(100)
+    assert back["eccv_t2i_queries"] == np.count_nonzero(np.diff(t2i.tocsc().indptr)) > 0
+    assert t2i.shape == test_ds.positives["eccv"].shape and (t2i != test_ds.positives["eccv"]).nnz > 0
 
 
 def test_a_split_loads_from_its_text_cache_without_the_coco_or_eccv_files(test_ds, monkeypatch, tmp_path, caplog):

@@ -213,6 +213,22 @@ def test_map_at_r_by_hand():
     m = map_at_r(sims, pos, ioc)
     assert m["i2t_map_at_r"] == pytest.approx(50.0) and m["i2t_r_precision"] == pytest.approx(50.0)
     assert r_precision(sims, pos, ioc)["i2t_r_precision"] == pytest.approx(50.0)
+    assert (m["i2t_queries"], m["t2i_queries"]) == (1, 2)      # captions 0 and 2 are the transpose's queries
+
+
+def test_map_at_r_reads_caption_queries_of_their_own_by_hand():
+    """Two images, two captions. Image queries: image 0's positive is caption 0. Caption queries (their own set):
+    only caption 1, whose positives are images 0 and 1: found in its top 2, 100. The transpose asks caption 0 for
+    image 0 instead (R = 1): ranked second, 0."""
+    ioc = np.array([0, 1])
+    sims = np.array([[0.9, 0.4], [0.1, 0.8]])
+    i2t, t2i = np.array([[1, 0], [0, 0]]), np.array([[0, 1], [0, 1]])
+    own = map_at_r(sims, i2t, ioc, t2i)
+    assert own["t2i_map_at_r"] == pytest.approx(100.0) and own["t2i_queries"] == 1
+    sims_bad = np.array([[0.1, 0.4], [0.9, 0.8]])   # caption 0 now ranks image 1 first
+    assert map_at_r(sims_bad, i2t, ioc)["t2i_map_at_r"] == 0.0 and map_at_r(sims_bad, i2t, ioc, t2i)["t2i_map_at_r"] == 100
+    with pytest.raises(ValueError, match="t2i_positives must have the shape"):
+        map_at_r(sims, i2t, ioc, np.ones((1, 2)))
 
 
 def test_map_at_r_matches_eccv_caption():

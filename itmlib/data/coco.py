@@ -99,6 +99,20 @@ def _positives(name: str, image_ids: np.ndarray, caption_ids: np.ndarray) -> sp.
                          shape=(len(image_ids), len(caption_ids)))
 
 
+def _caption_positives(name: str, image_ids: np.ndarray, caption_ids: np.ndarray) -> sp.csr_matrix:
+    """The text-to-image side of a positive set (``<name>_caption_to_image.json``: ECCV Caption's 1,332 caption
+    queries and their positive images; CxC's), as an (images, captions) matrix like :func:`_positives`: a
+    caption's column holds its positive images, and only the official caption queries have any. The
+    image-to-text file's transpose is not this: its captions are the positives of image queries, not queries."""
+    with open(_eccv_file(f"{name}_caption_to_image.json"), encoding="utf-8") as fh:
+        pos = json.load(fh)
+    row = {int(i): k for k, i in enumerate(image_ids)}
+    col = {int(c): k for k, c in enumerate(caption_ids)}
+    pairs = [(row[int(i)], col[int(c)]) for c, imgs in pos.items() if int(c) in col for i in imgs if int(i) in row]
+    r, c = (np.array(x, np.int64) for x in zip(*pairs)) if pairs else (np.zeros(0, np.int64), np.zeros(0, np.int64))
+    return sp.csr_matrix((np.ones(r.size, np.float32), (r, c)), shape=(len(image_ids), len(caption_ids)))
+
+
 def non_test_images(text: dict[int, str], img_of: dict[int, int]) -> tuple[np.ndarray, dict[int, list[int]]]:
     """COCO 2014 images outside the Karpathy 5k test with at least five captions (sorted ids), and each
     non-test image's caption ids in id order: the pool every training and dev split is drawn from."""

@@ -37,16 +37,17 @@ def _split_ids(split: str, scale: str, seed: int) -> tuple[np.ndarray, np.ndarra
 
 def text_side(split: str, scale: str, seed: int) -> dict[str, Any]:
     """What a split takes from the COCO text and ECCV Caption files: ``images`` and ``caption_ids`` (arrays),
-    ``captions`` (verbatim) and, for ``test``, ``positives`` ({"cxc"|"eccv": (image rows, caption columns)}),
+    ``captions`` (verbatim) and, for ``test``, ``positives`` ({"cxc"|"eccv": (image rows, caption columns)} of the
+    image queries, and ``"cxc_t2i"`` / ``"eccv_t2i"`` of the caption queries),
     cached under ``data/cache/coco_scenes/`` by split, split sizes and seed (COCO 2014's annotations and the
     eccv-caption files are fixed data; atomic writes; an unreadable file is read from the sources again). A
     machine holding the cache needs neither pycocoevalcap's jar nor eccv-caption (a lent GPU machine)."""
     from ..paths import atomic_write_text, cache_dir
-    from .coco import _positives
+    from .coco import _caption_positives, _positives
 
     sc = get_scale(scale)
     sizes = {"train": f"{sc.n_train}", "dev": f"{sc.n_train}-{sc.n_dev}", "test": f"{sc.n_test}"}[split]
-    path = cache_dir() / "coco_scenes" / f"text-v1-{split}-{sizes}-s{int(seed) if split != 'test' else 0}.json"
+    path = cache_dir() / "coco_scenes" / f"text-v2-{split}-{sizes}-s{int(seed) if split != 'test' else 0}.json"
     if path.is_file():
         try:
             d = json.loads(path.read_text(encoding="utf-8"))
@@ -58,9 +59,10 @@ def text_side(split: str, scale: str, seed: int) -> dict[str, Any]:
     imgs, caps, text = _split_ids(split, scale, seed)
     pos = {}
     if split == "test":
-        for name in ("cxc", "eccv"):
-            m = _positives(name, imgs, caps).tocoo()
-            pos[name] = (m.row.astype(np.int64), m.col.astype(np.int64))
+        for name in ("cxc", "eccv"):   # image queries (image_to_caption) and caption queries (caption_to_image)
+            for key, m in ((name, _positives(name, imgs, caps)), (f"{name}_t2i", _caption_positives(name, imgs, caps))):
+                m = m.tocoo()
+                pos[key] = (m.row.astype(np.int64), m.col.astype(np.int64))
     out = {"images": imgs, "caption_ids": caps, "captions": [text[int(c)] for c in caps], "positives": pos}
     atomic_write_text(path, json.dumps({"images": imgs.tolist(), "caption_ids": caps.tolist(),
                                         "captions": out["captions"],

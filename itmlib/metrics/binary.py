@@ -36,22 +36,28 @@ def _per_query(scores: np.ndarray, pos: sp.csr_matrix) -> tuple[np.ndarray, np.n
     return maps, rps
 
 
-def _both(sims: np.ndarray, positives, img_of_caption: np.ndarray) -> dict[str, float]:
+def _both(sims: np.ndarray, positives, img_of_caption: np.ndarray, t2i_positives=None) -> dict[str, float]:
     sims, _ = check_inputs(sims, img_of_caption)
     pos = sp.csr_matrix(positives)
-    if pos.shape != sims.shape:
-        raise ValueError(f"positives must have the shape of sims {sims.shape}, got {pos.shape}")
+    back = pos if t2i_positives is None else sp.csr_matrix(t2i_positives)
+    for name, p in (("positives", pos), ("t2i_positives", back)):
+        if p.shape != sims.shape:
+            raise ValueError(f"{name} must have the shape of sims {sims.shape}, got {p.shape}")
     out = {}
-    for d, s, p in (("i2t", sims, pos), ("t2i", sims.T, pos.T.tocsr())):
+    for d, s, p in (("i2t", sims, pos), ("t2i", sims.T, back.T.tocsr())):
         m, r = _per_query(np.ascontiguousarray(s), p)
         out[f"{d}_map_at_r"] = 100.0 * float(m.mean()) if m.size else 0.0
         out[f"{d}_r_precision"] = 100.0 * float(r.mean()) if r.size else 0.0
+        out[f"{d}_queries"] = float(m.size)
     return out
 
 
-def map_at_r(sims: np.ndarray, positives, img_of_caption: np.ndarray) -> dict[str, float]:
-    """mAP@R and R-Precision both ways: ``i2t_map_at_r``, ``t2i_map_at_r``, ``i2t_r_precision``, ``t2i_r_precision``."""
-    return _both(sims, positives, img_of_caption)
+def map_at_r(sims: np.ndarray, positives, img_of_caption: np.ndarray, t2i_positives=None) -> dict[str, float]:
+    """mAP@R and R-Precision both ways: ``i2t_map_at_r``, ``t2i_map_at_r``, ``i2t_r_precision``, ``t2i_r_precision``,
+    and the number of queries each direction evaluated (``i2t_queries``, ``t2i_queries``). Text-to-image reads
+    ``t2i_positives`` (same shape) where a benchmark defines its caption queries apart (ECCV Caption's
+    ``caption_to_image``), else the transpose of ``positives``."""
+    return _both(sims, positives, img_of_caption, t2i_positives)
 
 
 def r_precision(sims: np.ndarray, positives, img_of_caption: np.ndarray) -> dict[str, float]:

@@ -423,7 +423,9 @@ def positives_evaluator(test_ds: ITMDataset, relevance: np.ndarray | None, *, de
     real COCO ids), mAP@R and R-Precision both ways (:func:`itmlib.metrics.map_at_r`, checked against
     ``eccv_caption``'s own function), columns ``<set>_<direction>_map_at_r`` / ``..._r_precision``. On a
     subset of the Karpathy 5k test (1,000 images at medium) a query's positives are those inside it: not the
-    ECCV benchmark's numbers, which rank all 5,000 images."""
+    ECCV benchmark's numbers, which rank all 5,000 images. Text-to-image reads a set's own caption queries where
+    the dataset carries them (``<set>_t2i``: ECCV Caption's ``caption_to_image``), and each direction names how
+    many queries it evaluated (``<set>_<direction>_queries``)."""
     from ..config import array_key, resolve_device
     from ..metrics import map_at_r
     from ..training.train import evaluate
@@ -433,11 +435,14 @@ def positives_evaluator(test_ds: ITMDataset, relevance: np.ndarray | None, *, de
     def fn(name: str, result: TrainResult, ds: ITMDataset) -> list[dict[str, float]]:
         sims = result.model.similarity(ds, result.vocab, device)
         row = evaluate(result.model, result.vocab, ds, relevance, sims=sims)
-        for kind, pos in sorted((ds.positives or {}).items()):
-            row |= {f"{kind}_{k}": v for k, v in map_at_r(sims, pos, ds.img_of_caption).items()}
+        positives = ds.positives or {}
+        for kind, pos in sorted(positives.items()):
+            if not kind.endswith("_t2i"):   # its caption queries, where the set defines them apart
+                row |= {f"{kind}_{k}": v for k, v in map_at_r(sims, pos, ds.img_of_caption,
+                                                               positives.get(f"{kind}_t2i")).items()}
         return [row]
 
-    fn.cache_key = (f"positives-eval-v1|{test_ds.source}|{test_ds.split}|{test_ds.n_images}|"
+    fn.cache_key = (f"positives-eval-v2|{test_ds.source}|{test_ds.split}|{test_ds.n_images}|"
                     f"relevance {array_key(relevance) if relevance is not None else 'none'}|"
                     f"positives {','.join(sorted(test_ds.positives or {}))}")
     return fn
