@@ -4,7 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from itmlib.claims.registry import CLAIM_FILES, _claim, claim, claims_for, load_claims, paper_cells, paper_side
+from itmlib.claims.paper_side import paper_cells, paper_side
+from itmlib.claims.registry import CLAIM_FILES, _claim, claim, claims_for, load_claims
 from itmlib.course.notebooks import NOTEBOOKS
 from itmlib.claims.judge import judge_claims
 from itmlib.claims.verdicts import CLAIM_COLUMNS

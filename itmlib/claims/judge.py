@@ -38,7 +38,7 @@ def _arms(training: Any, c: Any, rows: pd.DataFrame) -> tuple[str, list[str]]:
 def _margin(c: Any, runs: pd.DataFrame, baseline: str) -> float | None:
     """A claim's margin by its rule (:func:`itmlib.claims.rule_margin`): a share of our baseline arm is taken of
     the baseline's mean over the seeds judged (measured with it, never from the claim's difference)."""
-    from .registry import rule_margin
+    from .paper_side import rule_margin
 
     if not c.margin_rule:
         return c.margin
@@ -69,7 +69,8 @@ def judge_claims(notebook: str, tables: pd.DataFrame | Mapping[str, pd.DataFrame
     than :data:`HEADLINE_SEEDS` likewise. A claim whose YAML names the recipes under which its arm collapses
     (``collapses``) is judged, its ``training`` cell ``collapses (probed: ...)``: a finding about the method.
     """
-    from .registry import claims_for, paper_side, ratio_threshold
+    from .paper_side import paper_side, ratio_threshold
+    from .registry import claims_for
     from ..training.convergence import Training
 
     training = records if isinstance(records, Training) or records is None else Training.of(records)
@@ -123,7 +124,8 @@ def rejudge_claims(table: pd.DataFrame) -> pd.DataFrame:
     stored the worst seed rather than the mean (tables written before the interval rule; they
     become inconclusive unless re-run) are handled as said; every other row gets ``ci_low``,
     ``ci_high`` and a verdict from the interval. Claims are looked up by ``id``."""
-    from .registry import claim, ratio_threshold, rule_margin
+    from .paper_side import ratio_threshold, rule_margin
+    from .registry import claim
 
     out = table.copy()
     for col in ("ci_low", "ci_high"):

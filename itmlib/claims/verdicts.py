@@ -24,6 +24,10 @@ and one rule turns the interval into a verdict (:func:`decide`), exactly one of
 The claims themselves are data: ``itmlib/paper_numbers/claims_<paper>.yaml``
 (:mod:`itmlib.claims` reads them), and :func:`itmlib.claims.judge.judge_claims` judges every claim of
 a notebook with :func:`claim_verdict` on this run's tables.
+
+Over 300 lines on purpose: every form a claim takes (paired seeds, a deterministic measurement, a ratio, a
+sample's bootstrap draws) is read by one :func:`decide` and written by one :func:`format_verdict`; apart, the
+forms would drift.
 """
 
 from __future__ import annotations

@@ -26,7 +26,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..claims.registry import CLAIM_FILES, Claim, load_claims, paper_cells, paper_side, ratio_threshold, replayed_claims
+from ..claims.paper_side import paper_cells, paper_side, ratio_threshold
+from ..claims.registry import CLAIM_FILES, Claim, load_claims, replayed_claims
 from ..paper_numbers import SOURCES
 from ..paths import resolve_path
 from .results import read_table

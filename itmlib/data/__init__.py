@@ -31,9 +31,20 @@ from .precomp import load_precomp
 from .synthetic import WorldConfig, load_synthetic
 from .synthetic.news import NewsConfig, load_synthetic_news
 
-__all__ = ["load_dataset", "ITMDataset", "WorldConfig", "CAPTIONS_PER_IMAGE", "coco_folds", "DATASETS", "NewsConfig"]
+__all__ = ["load_dataset", "ITMDataset", "WorldConfig", "CAPTIONS_PER_IMAGE", "coco_folds", "DATASETS", "NewsConfig",
+           "surface_words"]
 
 DATASETS = ("synthetic", "synthetic_news", "coco", "coco_scenes", "precomp")
+
+
+def surface_words(ds: ITMDataset) -> dict[str, frozenset[str]] | None:
+    """The surface forms of each lemma of a dataset's own grammar, where it has one (the synthetic world's
+    generator: "puppies" is a dog); None for real captions, whose lemmas come from a parser."""
+    if ds.name != "synthetic":
+        return None
+    from .synthetic.vocab import surface_words as forms
+
+    return forms()
 
 
 def load_dataset(name: str, split: str, *, data_dir: str | os.PathLike[str] | None = None,

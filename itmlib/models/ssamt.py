@@ -51,6 +51,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from ..data import surface_words
 from ..data.base import ITMDataset
 from ..data.inputs import region_inputs
 from ..losses.phrase import matching_loss, phrase_matching_loss
@@ -186,11 +187,7 @@ class SSAMTModel(nn.Module):
         if backend == "gold" and ds.graphs is None:
             raise ValueError(f"{ds.name}/{ds.split} has no gold caption graphs; use phrase_backend='spacy'")
         phrases = caption_phrases(ds.captions, backend, graphs=ds.graphs)
-        surface = None
-        if ds.name == "synthetic":
-            from ..data.synthetic.vocab import surface_words
-            surface = surface_words()
-        out = self.text_inputs(ds.captions, vocab, phrases if self.cfg.phrases else None, surface)
+        out = self.text_inputs(ds.captions, vocab, phrases if self.cfg.phrases else None, surface_words(ds))
         out["labels"] = LabelIndex(image_labels(phrases, [tokenize(c) for c in ds.captions], ds.captions_per_image))
         return out
 
