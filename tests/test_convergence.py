@@ -180,3 +180,24 @@ def test_ssamt_selection_starts_after_phase_one_and_its_skipped_phase_two_epochs
     assert (first(16), first(5), first(4)) == (5, 4, 0)       # 1-based epochs 6 and 5; intra only: any epoch
     with pytest.raises(ValueError, match="select_after"):
         SSAMTConfig(select_after=-1)
+
+
+def test_a_claims_arm_is_the_recipe_its_rows_came_from_when_a_member_was_retrained():
+    """TERAN MrSw seed 0 under the committed 4-epoch recipe (rsum 397, still rising) and retrained beside it to
+    20 epochs (rsum 432, plateaued); seeds 1-4 only under the old one. A claim whose rows hold 397 for seed 0
+    reads the old recipe's arm alone (and is gated); rows holding 432 read the new one."""
+    import pandas as pd
+
+    from itmlib.claims.judge import _arms
+
+    old = [dict(_rec("TERAN mrsw", s, [100, 150, 180, 200], 4, epochs=4), rows=[{"best_epoch": 4, "rsum": 397.0 + s}])
+           for s in range(5)]
+    new = dict(_rec("TERAN mrsw", 0, [100, 200, 210, 212, 211, 211], 4, epochs=20, patience=3),
+               rows=[{"best_epoch": 4, "rsum": 432.0}])
+    tr = Training(tuple(old + [new]))
+    claim = type("C", (), {"metric": "rsum", "where": {}})()
+    rows = pd.DataFrame({"method": "TERAN mrsw", "seed": range(5), "fraction": 1.0, "rsum": [397.0 + s for s in range(5)]})
+    arms, bad = _arms(tr, claim, rows)
+    assert arms == "TERAN mrsw@1[epochs=4,patience=None]" and bad == [f"{arms}: still rising"]
+    arms, bad = _arms(tr, claim, rows.iloc[:1].assign(rsum=432.0))
+    assert arms == "TERAN mrsw@1[epochs=20,patience=3]" and bad == []

@@ -28,10 +28,14 @@ def _arms(training: Any, c: Any, rows: pd.DataFrame) -> tuple[str, list[str]]:
     members = sorted({m for v in rows["members"] for m in str(v).split(";")}) if "members" in rows else \
         sorted(set(rows.method))
     by_images = "train_images" in rows and rows.train_images.notna().all()   # a fraction a table relabelled (06)
+    per_run = "members" not in rows and "seed" in rows and c.metric in rows   # rows of single runs: match their records
     t = training.arms(members, fractions=rows.fraction.unique() if "fraction" in rows and not by_images else None,
                       seeds=rows.seed.unique() if "seed" in rows else None,
                       images=rows.train_images.unique() if by_images else None,
-                      recipe={k: v for k, v in c.where.items() if k != "fraction"})
+                      recipe={k: v for k, v in c.where.items() if k != "fraction"},
+                      values={(m, int(s)): float(v) for m, s, v in zip(rows.method, rows.seed,
+                                                                        pd.to_numeric(rows[c.metric], errors="coerce"))
+                              if np.isfinite(v)} if per_run else None, metric=c.metric)
     return ";".join(t.arm), [f"{a}: {st}" for a, st in zip(t.arm, t.state) if st != "converged"]
 
 

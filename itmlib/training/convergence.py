@@ -204,12 +204,16 @@ class Training:
 
     def arms(self, members: Iterable[str], fractions: Iterable[float] | None = None,
              seeds: Iterable[int] | None = None, recipe: Mapping[str, Any] | None = None,
-             images: Iterable[int] | None = None) -> pd.DataFrame:
+             images: Iterable[int] | None = None, values: Mapping[tuple[str, int], float] | None = None,
+             metric: str = "") -> pd.DataFrame:
         """:func:`arm_table` of the records of ``members`` (at ``fractions``, on ``seeds``, trained on ``images``
         training images, each where given).
         ``recipe`` (a claim's ``where`` values) narrows a member's records to those whose config has these
         values, where some of them do: a value that none of a member's records carries describes other rows
-        (a baseline repeated beside each SAM mode) and leaves that member's records as they are."""
+        (a baseline repeated beside each SAM mode) and leaves that member's records as they are. ``values``
+        ({(member, seed): the claim row's ``metric``}) narrows them, likewise, to the records whose rows hold
+        exactly those values: where one member was trained under two recipes (a retrain beside the committed
+        runs), the arm is the recipe the claim's rows came from."""
         names, fr = set(members), None if fractions is None else {round(float(f), 6) for f in fractions}
         im = None if images is None else {int(n) for n in images}
         sd = None if seeds is None else {int(s) for s in seeds}
@@ -222,6 +226,13 @@ class Training:
                                for k, v in (recipe or {}).items() if k in _flat(rec["config"]))
         fitting = {rec["member"] for rec, _ in cand if fits(rec)}
         keep = [(rec, label) for rec, label in cand if rec["member"] not in fitting or fits(rec)]
+        if values:
+            same = lambda rec: any(r.get("method", rec["member"]) == rec["member"] and metric in r   # noqa: E731
+                                   and (rec["member"], int(rec["seed"])) in values
+                                   and math.isclose(float(r[metric]), values[(rec["member"], int(rec["seed"]))],
+                                                    rel_tol=1e-9, abs_tol=1e-9) for r in rec["rows"])
+            matched = {rec["member"] for rec, _ in keep if same(rec)}
+            keep = [(rec, label) for rec, label in keep if rec["member"] not in matched or same(rec)]
         if not keep:
             return arm_table([])
         table = arm_table([r for r, _ in keep])
