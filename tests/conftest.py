@@ -69,6 +69,7 @@ def tiny(smoke_split):
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The notebook runs (minutes each) first: with several workers (``-n``) the long tests start at once and
-    the short ones fill the gaps, rather than one long test left alone at the end."""
+    """The notebook runs (minutes each) first: with several workers (``-n --dist load``, which deals the tests out
+    in order) the long tests are spread over the workers from the start and the short ones fill the gaps, rather
+    than one worker left with every notebook at the end."""
     items.sort(key=lambda item: item.get_closest_marker("notebook") is None)
