@@ -28,7 +28,7 @@ course: venv
 
 # Unit tests plus one papermill test per notebook at the smoke scale (what CI runs), one worker per core.
 test: venv
-	$(PY) -m pytest -n auto --dist load --durations=15
+	$(PY) -m pytest -n auto --dist loadgroup --durations=15
 
 # The quick loop: unit tests only, no notebook executed (a few minutes).
 test-fast: venv

@@ -68,8 +68,25 @@ def tiny(smoke_split):
     return smoke_split("train", 80), smoke_split("dev", 30)
 
 
+#: seconds each notebook's smoke run took on the 2-core machine (a contended in-tree run, 2026-11-28): what
+#: spreads the notebook runs over the workers, longest first, each to the least loaded
+NOTEBOOK_SECONDS = {"04_sam": 548, "06_phrase_labels": 483, "10_real_language": 326, "02_semantic_metrics": 278,
+                    "08_teran": 249, "00_data_tour": 60, "05_sam_reduced_data": 60, "07_semantic_neighborhoods": 60}
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The notebook runs (minutes each) first: with several workers (``-n --dist load``, which deals the tests out
-    in order) the long tests are spread over the workers from the start and the short ones fill the gaps, rather
-    than one worker left with every notebook at the end."""
+    """With several workers (``make test``: ``-n auto --dist loadgroup``) the notebook runs (minutes each) are
+    dealt to the workers as groups of about equal length, longest first to the least loaded worker, and go
+    first; the short tests fill in around them. Without groups xdist hands out contiguous chunks, and one
+    worker ended with every notebook run while the other sat idle."""
     items.sort(key=lambda item: item.get_closest_marker("notebook") is None)
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
+    if workers < 2:
+        return
+    notebooks = [it for it in items if it.get_closest_marker("notebook")]
+    cost = lambda it: next((v for k, v in NOTEBOOK_SECONDS.items() if k in it.nodeid), 20)   # noqa: E731
+    load = [0.0] * workers
+    for it in sorted(notebooks, key=cost, reverse=True):
+        k = load.index(min(load))
+        load[k] += cost(it)
+        it.add_marker(pytest.mark.xdist_group(name=f"notebooks-{k}"))
