@@ -124,8 +124,10 @@ def test_a_subset_reuses_the_parses_of_a_cached_list_without_the_parser(tmp_path
 
 
 def test_vse_learns_the_world_far_above_chance(tmp_path, test_ds):
-    """Two epochs of notebook 03's VSE++ at smoke, on the calibrated knobs: image-text matching is learnable
-    from the scenes (R@1 at least 10 times chance, 0.5% on 200 images) and not trivial."""
+    """Two epochs of notebook 03's VSE++ at smoke: image-text matching is learnable from scenes that other
+    annotators' captions built (R@10 at least 3 times chance, 5% on 200 images, both ways) and not trivial. (A
+    query meets two other captions' objects, not its own words: at smoke two epochs reach R@1 ~3.5% image to
+    text, where the previous world, built from the query's own words, passed 10 times chance.)"""
     import dataclasses
 
     import torch
@@ -139,7 +141,7 @@ def test_vse_learns_the_world_far_above_chance(tmp_path, test_ds):
     r = train(cfg, tr, dv, ckpt_dir=str(tmp_path), name="vse", device="cpu", progress=False)
     m = evaluate(r.model, r.vocab, test_ds, None, device="cpu")
     chance = 100 / test_ds.n_images
-    assert m["i2t_r1"] > 10 * chance and m["t2i_r1"] > 10 * chance and m["i2t_r1"] < 95, m
+    assert m["i2t_r10"] > 3 * 10 * chance and m["t2i_r10"] > 3 * 10 * chance and m["i2t_r1"] < 95, m
 
 
 def test_relations_place_the_subjects_box_by_the_predicate():
