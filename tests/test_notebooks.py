@@ -206,7 +206,10 @@ def _check_10(t):
     world = t("world").set_index("property")
     assert float(world.loc["grounded object words per caption", "test"]) > 0.5   # words know their regions
     sam = t("sam")
-    assert (sam[(sam.method == "VSE++") & (sam.fraction == 1.0)].rsum > 5 * CHANCE_RSUM).all(), sam.rsum
+    # scenes built from other annotators' captions: one smoke epoch reaches Rsum ~56 (chance ~16)
+    assert (sam[(sam.method == "VSE++") & (sam.fraction == 1.0)].rsum > 2.5 * CHANCE_RSUM).all(), sam.rsum
+    floor = t("lexical_floor")
+    assert floor.rsum.iloc[0] > 2.5 * CHANCE_RSUM and floor.model.iloc[0].startswith("lexical floor")
 
 
 SMOKE_CHECKS = {"00_data_tour": _check_00, "01_recall_metrics": _check_01, "02_semantic_metrics": _check_02,

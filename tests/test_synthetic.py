@@ -159,3 +159,15 @@ def test_world_config_is_hashable_dataclass():
     assert hash(dataclasses.replace(a, n_regions=35)) != hash(a)
     with pytest.raises(dataclasses.FrozenInstanceError):
         a.n_regions = 1
+
+
+def test_a_world_two_processes_write_side_by_side_is_kept_once(tmp_path):
+    """Two test workers build one world at once: the second to finish finds the first's entry in place (its
+    rename fails: the folder is not empty) and keeps it rather than failing."""
+    from itmlib.data import synthetic
+
+    load_synthetic("dev", 12, seed=3, cache_dir=tmp_path, progress=False)
+    (entry,) = list(tmp_path.iterdir())
+    raw = synthetic._load(entry)
+    synthetic._save(raw, entry, {"split": "dev"})          # the late writer: no error, one entry, intact
+    assert list(tmp_path.iterdir()) == [entry] and (entry / "world.json").is_file()

@@ -110,7 +110,12 @@ def _save(raw: dict[str, Any], path: Path, meta: dict[str, Any]) -> None:
                "scenes": [dict(s.to_dict(), background=s.background) for s in raw["scenes"]]}
         with open(tmp / "world.json", "w", encoding="utf-8") as fh:
             json.dump(doc, fh, separators=(",", ":"))
-        os.replace(tmp, path)
+        try:
+            os.replace(tmp, path)
+        except OSError:
+            if not (path / "world.json").is_file():
+                raise
+            shutil.rmtree(tmp, ignore_errors=True)   # another process wrote the same world first: keep its copy
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
