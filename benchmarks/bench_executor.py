@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from itmlib.data import load_dataset  # noqa: E402
-from itmlib.training.grid import run_grid  # noqa: E402
+from itmlib.training.grid import RunContext, run_grid  # noqa: E402
 from itmlib.papers import neighborhoods  # noqa: E402
 
 
@@ -56,17 +56,18 @@ def main() -> None:
     a = ap.parse_args()
     train, dev = (load_dataset("synthetic_news", s, scale=a.scale) for s in ("train", "dev"))
     cfg = {"ANG+NP+SYM": neighborhoods.arm_config(a.scale, "ANG+NP+SYM", data=train.source + "|bench_executor", epochs=a.epochs)}
-    kw = dict(fractions=[a.fraction], seeds=[0], evaluate_fn=neighborhoods.neighborhoods_evaluator(dev), device="cpu", progress=False)
-    run_grid(cfg, train, dev, dev, ckpt_dir=tempfile.mkdtemp(), threads=1, **kw)         # warm: Doc2Vec cache, imports
+    kw = dict(fractions=[a.fraction], seeds=[0], evaluate_fn=neighborhoods.neighborhoods_evaluator(dev))
+    on = RunContext(device="cpu", threads=1)
+    run_grid(cfg, train, dev, dev, context=on.replace(ckpt_dir=tempfile.mkdtemp()), **kw)   # warm: Doc2Vec cache, imports
     rows = []
 
     t0, c0 = time.perf_counter(), _cpu_seconds()
-    run_grid(cfg, train, dev, dev, ckpt_dir=tempfile.mkdtemp(), threads=1, **kw)
+    run_grid(cfg, train, dev, dev, context=on.replace(ckpt_dir=tempfile.mkdtemp()), **kw)
     c1 = _cpu_seconds()
     rows.append(("inline", time.perf_counter() - t0, c1[0] - c0[0], c1[1] - c0[1]))
 
     t0, c0 = time.perf_counter(), _cpu_seconds()
-    run_grid(cfg, train, dev, dev, ckpt_dir=tempfile.mkdtemp(), executor="processes:1", **kw)
+    run_grid(cfg, train, dev, dev, context=on.replace(ckpt_dir=tempfile.mkdtemp(), executor="processes:1", threads=None), **kw)
     c1 = _cpu_seconds()
     rows.append(("processes:1 (worker_environ)", time.perf_counter() - t0, c1[0] - c0[0], c1[1] - c0[1]))
 
@@ -75,8 +76,8 @@ def main() -> None:
     with Client(cluster) as client:
         u0, s0 = _worker_cpu(client)
         t0 = time.perf_counter()
-        run_grid(cfg, train, dev, dev, ckpt_dir=tempfile.mkdtemp(), threads=1,
-                 executor=f"dask:{cluster.scheduler_address}", **kw)
+        run_grid(cfg, train, dev, dev, context=on.replace(ckpt_dir=tempfile.mkdtemp(), executor=f"dask:{cluster.scheduler_address}"),
+                 **kw)
         u1, s1 = _worker_cpu(client)
         rows.append(("dask default env", time.perf_counter() - t0, u1 - u0, s1 - s0))
     cluster.close()

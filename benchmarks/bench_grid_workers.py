@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 from itmlib.config import resolve_device  # noqa: E402
 from itmlib.data import load_dataset  # noqa: E402
-from itmlib.training.grid import run_grid  # noqa: E402
+from itmlib.training.grid import RunContext, run_grid  # noqa: E402
 from itmlib.course.notebooks import scale_overrides  # noqa: E402
 from itmlib.papers.ncs_sam import ablation_settings, sam_configs  # noqa: E402
 from itmlib.relevance import eval_relevance  # noqa: E402
@@ -63,14 +63,16 @@ def main() -> None:
     full_epochs = sum(c.epochs for c in full.values()) * seeds
     print(f"{len(part)} of 04's {len(full)} configs ({', '.join(names)}) x {a.epochs} epochs, fraction {a.fraction}, {a.scale}; "
           f"04 at {a.scale}: {len(full)} x {seeds} seeds, {full_epochs} epochs")
-    kw = dict(fractions=[a.fraction], seeds=[0], device=resolve_device(a.device), progress=False)
-    if kw["device"] == "cuda":
+    kw = dict(fractions=[a.fraction], seeds=[0])
+    device = resolve_device(a.device)
+    if device == "cuda":
         import torch
         print(f"device: {torch.cuda.get_device_name(0)}, torch {torch.__version__}")
     wall = {}
     for executor in a.executors:
         t0 = time.perf_counter()
-        run_grid(part, train, dev, test, rel, ckpt_dir=tempfile.mkdtemp(prefix="bench_grid_"), executor=executor, **kw)
+        run_grid(part, train, dev, test, rel, context=RunContext(device=device, ckpt_dir=tempfile.mkdtemp(prefix="bench_grid_"),
+                                                                 executor=executor), **kw)
         wall[executor] = time.perf_counter() - t0
         per_epoch = wall[executor] / (len(part) * a.epochs)
         print(f"{executor:>12}: {wall[executor]:7.1f} s, {per_epoch:5.1f} s per member-epoch of the grid; "

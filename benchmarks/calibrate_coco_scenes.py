@@ -55,7 +55,7 @@ def _one(args: tuple) -> dict:
     import torch
 
     from itmlib.data import load_dataset
-    from itmlib.training.grid import run_grid
+    from itmlib.training.grid import RunContext, run_grid
     from itmlib.papers.ncs_sam import vse_config
 
     scale, seed, noise, distractors, epochs, device = args
@@ -65,8 +65,8 @@ def _one(args: tuple) -> dict:
     train_ds, dev_ds = (load_dataset("coco_scenes", s, scale=scale, seed=seed, **knobs) for s in ("train", "dev"))
     cfg = vse_config(scale, data=f"{train_ds.source}|calibration", **({"epochs": epochs} if epochs else {}))
     t0 = time.perf_counter()
-    runs, _ = run_grid({"VSE++": cfg}, train_ds, dev_ds, dev_ds, seeds=[seed], device=device,
-                       ckpt_dir=str(ROOT / "runs" / "calibration"))
+    runs, _ = run_grid({"VSE++": cfg}, train_ds, dev_ds, dev_ds, seeds=[seed],
+                       context=RunContext(device=device, ckpt_dir=str(ROOT / "runs" / "calibration")))
     r = runs.iloc[0]
     return {"scale": scale, "seed": seed, "noise": noise, "distractors": distractors, "epochs": cfg.epochs,
             "split": "dev", "dev_images": dev_ds.n_images, "i2t_r1": round(float(r.i2t_r1), 2),

@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 from itmlib.data import NewsConfig, load_dataset  # noqa: E402
 from itmlib.data.synthetic.news import world_properties  # noqa: E402
-from itmlib.training.grid import run_grid  # noqa: E402
+from itmlib.training.grid import RunContext, run_grid  # noqa: E402
 from itmlib.papers import neighborhoods  # noqa: E402
 
 BASELINE = "ANG+NP+SYM"
@@ -57,9 +57,10 @@ def main() -> None:
     tag = ",".join(f"{k}={v}" for k, v in sorted(knobs.items())) or "defaults"
     cfg = neighborhoods.arm_config(a.scale, BASELINE, data=f"{train_ds.source}|calibration {tag}")
     t0 = time.perf_counter()
-    runs, hist = run_grid({BASELINE: cfg}, train_ds, dev_ds, dev_ds, seeds=[a.seed], device=a.device, progress=True,
-                          ckpt_dir=str(ROOT / "runs" / "calibration"), threads=a.threads,
-                          evaluate_fn=neighborhoods.neighborhoods_evaluator(dev_ds, seed=a.seed, device=a.device))
+    runs, hist = run_grid({BASELINE: cfg}, train_ds, dev_ds, dev_ds, seeds=[a.seed],
+                          evaluate_fn=neighborhoods.neighborhoods_evaluator(dev_ds, seed=a.seed, device=a.device),
+                          context=RunContext(device=a.device, progress=True, ckpt_dir=ROOT / "runs" / "calibration",
+                                             threads=a.threads))
     row = {"knobs": tag, "scale": a.scale, "seed": a.seed, "split": "dev", "seconds": round(time.perf_counter() - t0),
            **{k: round(float(runs.iloc[0][k]), 2) for k in ("i2t_acc5", "t2i_acc5", "rsum")},
            **{k: round(v, 1) for k, v in world_properties(dev_ds).items()}}

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from itmlib.training.grid import grid_member, run_grid
+from itmlib.training.grid import RunContext, grid_member, run_grid
 from itmlib.training.train import TrainConfig, evaluate
 
 from conftest import TINY
@@ -25,16 +25,18 @@ def test_timed_returns_the_result_and_a_duration():
 
 def test_grid_member_gives_back_the_run_grids_model_without_training(tmp_path, tiny):
     tr, dv = tiny
-    cfgs = {"tau=5 soft +T": TrainConfig(loss="sam", sampling="soft", keep_triplet=True, data="w", **TINY)}
-    runs, _ = run_grid(cfgs, tr, dv, dv, dv.relevance(), fractions=[0.5], seeds=[1], ckpt_dir=str(tmp_path), device="cpu")
+    cfgs = {"tau=5 soft +T": TrainConfig.of(loss="sam", sampling="soft", keep_triplet=True, data="w", **TINY)}
+    runs, _ = run_grid(cfgs, tr, dv, dv, dv.relevance(), fractions=[0.5], seeds=[1],
+                       context=RunContext(ckpt_dir=str(tmp_path), device="cpu"))
     folders = sorted(p.name for p in tmp_path.iterdir())
     assert len(folders) == 1 and folders[0].startswith("tau=5_soft_pT-")
-    sub, r = grid_member(cfgs["tau=5 soft +T"], "tau=5 soft +T", tr, dv, fraction=0.5, seed=1, ckpt_dir=str(tmp_path), device="cpu")
+    sub, r = grid_member(cfgs["tau=5 soft +T"], "tau=5 soft +T", tr, dv, fraction=0.5, seed=1,
+                         context=RunContext(ckpt_dir=str(tmp_path), device="cpu"))
     assert sorted(p.name for p in tmp_path.iterdir()) == folders  # the same checkpoint, nothing retrained
     assert sub.n_images == runs.train_images[0] == 40 and r.best_epoch == runs.best_epoch[0]
     assert evaluate(r.model, r.vocab, dv, dv.relevance())["rsum"] == pytest.approx(runs.rsum[0])
     with pytest.raises(ValueError, match="fraction"):
-        grid_member(cfgs["tau=5 soft +T"], "x", tr, dv, fraction=0.0, ckpt_dir=str(tmp_path))
+        grid_member(cfgs["tau=5 soft +T"], "x", tr, dv, fraction=0.0, context=RunContext(ckpt_dir=str(tmp_path)))
 
 
 def test_checkpoint_name_is_one_safe_folder_name():
@@ -48,10 +50,12 @@ def test_a_two_worker_dask_cluster_gives_byte_identical_tables(tmp_path, tiny):
 
     tr, dv = tiny
     cfgs = {"VSE++": TrainConfig(loss="triplet", data="w", **TINY),
-            "SAM": TrainConfig(loss="sam", sampling="random", keep_triplet=True, data="w", **TINY)}
-    kw = dict(fractions=[0.5, 1.0], seeds=[0, 1], device="cpu", threads=1)
-    seq, hs = run_grid(cfgs, tr, dv, dv, dv.relevance(), ckpt_dir=str(tmp_path / "a"), **kw)
-    par, hp = run_grid(cfgs, tr, dv, dv, dv.relevance(), ckpt_dir=str(tmp_path / "b"), executor="processes:2", **kw)
+            "SAM": TrainConfig.of(loss="sam", sampling="random", keep_triplet=True, data="w", **TINY)}
+    kw = dict(fractions=[0.5, 1.0], seeds=[0, 1])
+    on = RunContext(device="cpu", threads=1)
+    seq, hs = run_grid(cfgs, tr, dv, dv, dv.relevance(), **kw, context=on.replace(ckpt_dir=tmp_path / "a"))
+    par, hp = run_grid(cfgs, tr, dv, dv, dv.relevance(), **kw,
+                       context=on.replace(ckpt_dir=tmp_path / "b", executor="processes:2"))
     as_csv = lambda df: df.to_csv(index=False)   # noqa: E731
     assert len(seq) == 8 and as_csv(seq) == as_csv(par)            # trained apart, the same bytes
     assert as_csv(hs) == as_csv(hp)
@@ -74,8 +78,8 @@ def test_local_workers_run_without_dasks_malloc_trim_threshold(tmp_path, tiny, m
                  "omp": worker_os.environ.get("OMP_NUM_THREADS"), "arenas": worker_os.environ.get("MALLOC_ARENA_MAX")}]
 
     tr, dv = tiny
-    rows, _ = run_grid({"VSE++": TrainConfig(loss="triplet", data="w", **TINY)}, tr, dv, dv, dv.relevance(),
-                       ckpt_dir=str(tmp_path), device="cpu", executor="processes:1", evaluate_fn=env_rows)
+    rows, _ = run_grid({"VSE++": TrainConfig(loss="triplet", data="w", **TINY)}, tr, dv, dv, dv.relevance(), evaluate_fn=env_rows,
+                       context=RunContext(ckpt_dir=str(tmp_path), device="cpu", executor="processes:1"))
     assert rows.trim.tolist() == ["unset"] and rows.omp.tolist() == ["1"] and rows.arenas.tolist() == ["1"]
     assert os.environ["MALLOC_TRIM_THRESHOLD_"] == "65536"                # ours is given back
 
@@ -91,27 +95,47 @@ def test_bad_executors_name_the_forms():
             parse_executor(bad)
 
 
+def test_a_run_context_is_checked_once_and_a_notebook_run_makes_its_own(tmp_path):
+    """The context refuses what a grid would fail on later (a bad executor, records with nowhere to read
+    them, zero threads); a notebook's run makes one from its own parameters and member records."""
+    from itmlib.course.results import start_run
+
+    for bad in (dict(executor="threads"), dict(executor="records"), dict(threads=0), dict(ckpt_dir="")):
+        with pytest.raises(ValueError, match=next(iter(bad)).replace("executor", "executor|record_dir")):
+            RunContext(**bad)
+    assert RunContext(executor="records", record_dir=tmp_path).replace(threads=2).threads == 2
+    with pytest.raises(ValueError, match="executor"):
+        RunContext().replace(executor="processes:0")
+    run = start_run("04_sam", scale="smoke", device="cpu", results_dir=tmp_path, executor="processes:2",
+                    ckpt_dir="elsewhere")
+    ctx = run.grid_context()
+    assert (ctx.device, ctx.executor, ctx.ckpt_dir, ctx.progress) == ("cpu", "processes:2", "elsewhere", True)
+    assert ctx.record_dir == tmp_path / "04_sam" / "members"
+    plain = start_run("04_sam", scale="smoke", device="cpu", results_dir=tmp_path).grid_context(progress=False)
+    assert (plain.executor, str(plain.ckpt_dir), plain.progress) == ("inline", "runs/checkpoints", False)
+
+
 def test_grid_progress_says_what_trains_what_loads_and_the_eta(tmp_path, tiny, capsys):
     from itmlib.training.progress import GridProgress, MemberStatus
     from itmlib.training.train import epochs_done
 
     tr, dv = tiny
     cfgs = {"VSE++": TrainConfig(loss="triplet", data="w", **{**TINY, "epochs": 2})}
-    run_grid(cfgs, tr, dv, dv, dv.relevance(), seeds=[0, 1], ckpt_dir=str(tmp_path), device="cpu", progress=True)
+    run_grid(cfgs, tr, dv, dv, dv.relevance(), seeds=[0, 1], context=RunContext(ckpt_dir=str(tmp_path), device="cpu", progress=True))
     first = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("[grid]")]
     assert first[0] == "[grid] 2 members: 0 from checkpoints, 0 partly trained, 2 to train (4 of 4 epochs left)"
     assert first[1] == "[grid] 1/2 VSE++, fraction 1, seed 0: training epochs 0 -> 2"
     assert "per epoch); grid ETA" in first[2]                     # one member measured: an ETA for the other
     assert first[-1].startswith("[grid] all 2 members (2 trained) in")
-    run_grid(cfgs, tr, dv, dv, dv.relevance(), seeds=[0, 1], ckpt_dir=str(tmp_path), device="cpu", progress=True)
+    run_grid(cfgs, tr, dv, dv, dv.relevance(), seeds=[0, 1], context=RunContext(ckpt_dir=str(tmp_path), device="cpu", progress=True))
     again = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("[grid]")]
     assert again[0].startswith("[grid] 2 members: 2 from checkpoints, 0 partly trained, 0 to train (0 of 4")
     assert again[1] == "[grid] 1/2 VSE++, fraction 1, seed 0: from checkpoint"
     assert again[2].startswith("[grid] 1/2 VSE++, fraction 1, seed 0: loaded and evaluated in")
-    from itmlib.training.grid import _member_config
+    from itmlib.training.grid import member_config
     from itmlib.training.train import checkpoint_folder
 
-    _, c = _member_config(cfgs["VSE++"], tr, 1.0, 0)
+    _, c = member_config(cfgs["VSE++"], tr, 1.0, 0)
     assert json.loads((checkpoint_folder(c, "VSEpp", tmp_path) / "progress.json").read_text()) == {"epoch": 2, "epochs": 2,
                                                                                              "stopped": False}
     (checkpoint_folder(c, "VSEpp", tmp_path) / "progress.json").unlink()   # a checkpoint from before it: last.pt
@@ -152,7 +176,8 @@ def test_grid_progress_goes_to_the_progress_file_when_a_runner_watches(tmp_path,
 def test_members_train_setting_major_and_rows_keep_the_grids_order(tmp_path, tiny, capsys):
     tr, dv = tiny
     cfgs = {m: TrainConfig(loss="triplet", data="w", **{**TINY, "margin": g}) for m, g in (("A", 0.2), ("B", 0.1))}
-    runs, _ = run_grid(cfgs, tr, dv, dv, dv.relevance(), seeds=[0, 1], ckpt_dir=str(tmp_path), device="cpu", progress=True)
+    runs, _ = run_grid(cfgs, tr, dv, dv, dv.relevance(), seeds=[0, 1],
+                       context=RunContext(ckpt_dir=str(tmp_path), device="cpu", progress=True))
     started = [ln.split(": training")[0] for ln in capsys.readouterr().out.splitlines() if ": training epochs" in ln]
     # every seed of A before B (a grid cut off after two members has A's whole spread) ...
     assert started == ["[grid] 1/4 A, fraction 1, seed 0", "[grid] 3/4 A, fraction 1, seed 1",
@@ -166,8 +191,8 @@ def test_dask_workers_take_the_members_setting_major_too(tmp_path, tiny, capsys)
     likely work stealing); members go out one per free worker thread, in order."""
     tr, dv = tiny
     cfgs = {m: TrainConfig(loss="triplet", data="w", **{**TINY, "margin": g}) for m, g in (("A", 0.2), ("B", 0.1), ("C", 0.3))}
-    run_grid(cfgs, tr, dv, dv, dv.relevance(), seeds=[0, 1, 2], ckpt_dir=str(tmp_path), device="cpu", progress=True,
-             executor="processes:2", threads=1)
+    run_grid(cfgs, tr, dv, dv, dv.relevance(), seeds=[0, 1, 2],
+             context=RunContext(ckpt_dir=str(tmp_path), device="cpu", progress=True, executor="processes:2", threads=1))
     lines = capsys.readouterr().out.splitlines()
     started = [ln.split("[grid] ")[1].split(": training")[0] for ln in lines if ": training epochs" in ln]
     assert started == [f"{i}/9 {m}, fraction 1, seed {s}" for m, k in (("A", 1), ("B", 2), ("C", 3))
@@ -185,16 +210,16 @@ def test_an_evaluator_with_a_cache_key_runs_once_per_checkpoint(tmp_path, tiny):
         return [{"score": np.float32(0.5) + len(calls), "n": np.int64(3), "label": "x"}]
 
     cfgs = {"VSE++": TrainConfig(loss="triplet", data="w", **TINY)}
-    a, _ = run_grid(cfgs, tr, dv, dv, ckpt_dir=str(tmp_path), device="cpu", evaluate_fn=fn)
-    b, _ = run_grid(cfgs, tr, dv, dv, ckpt_dir=str(tmp_path), device="cpu", evaluate_fn=fn)
+    a, _ = run_grid(cfgs, tr, dv, dv, evaluate_fn=fn, context=RunContext(ckpt_dir=str(tmp_path), device="cpu"))
+    b, _ = run_grid(cfgs, tr, dv, dv, evaluate_fn=fn, context=RunContext(ckpt_dir=str(tmp_path), device="cpu"))
     assert len(calls) == 2 and b.score[0] == 2.5                 # no key: evaluated every time
     fn.cache_key = "test-eval-v1"
-    c, _ = run_grid(cfgs, tr, dv, dv, ckpt_dir=str(tmp_path), device="cpu", evaluate_fn=fn)
-    d, _ = run_grid(cfgs, tr, dv, dv, ckpt_dir=str(tmp_path), device="cpu", evaluate_fn=fn)
+    c, _ = run_grid(cfgs, tr, dv, dv, evaluate_fn=fn, context=RunContext(ckpt_dir=str(tmp_path), device="cpu"))
+    d, _ = run_grid(cfgs, tr, dv, dv, evaluate_fn=fn, context=RunContext(ckpt_dir=str(tmp_path), device="cpu"))
     assert len(calls) == 3 and c.score[0] == d.score[0] == 3.5 and d.n[0] == 3 and d.label[0] == "x"
     assert c.to_csv() == d.to_csv()                              # a cached run gives the same table
     fn.cache_key = "test-eval-v2"                                # a new evaluator version evaluates again
-    run_grid(cfgs, tr, dv, dv, ckpt_dir=str(tmp_path), device="cpu", evaluate_fn=fn)
+    run_grid(cfgs, tr, dv, dv, evaluate_fn=fn, context=RunContext(ckpt_dir=str(tmp_path), device="cpu"))
     assert len(calls) == 4
 
 
@@ -207,11 +232,12 @@ def test_member_records_stand_in_for_training_and_give_the_same_tables(tmp_path,
 
     tr, dv = tiny
     cfgs = {"VSE++": TrainConfig(loss="triplet", data="w", **TINY),
-            "SAM": TrainConfig(loss="sam", sampling="random", keep_triplet=True, data="w", **TINY)}
-    kw = dict(seeds=[0, 1], device="cpu", threads=1)
-    plain, hp = run_grid(cfgs, tr, dv, dv, dv.relevance(), ckpt_dir=str(tmp_path / "a"), **kw)
+            "SAM": TrainConfig.of(loss="sam", sampling="random", keep_triplet=True, data="w", **TINY)}
+    kw = dict(seeds=[0, 1])
+    on = RunContext(device="cpu", threads=1)
+    plain, hp = run_grid(cfgs, tr, dv, dv, dv.relevance(), **kw, context=on.replace(ckpt_dir=tmp_path / "a"))
     rec = tmp_path / "members"
-    first, h1 = run_grid(cfgs, tr, dv, dv, dv.relevance(), ckpt_dir=str(tmp_path / "b"), record_dir=rec, **kw)
+    first, h1 = run_grid(cfgs, tr, dv, dv, dv.relevance(), **kw, context=on.replace(ckpt_dir=tmp_path / "b", record_dir=rec))
     as_csv = lambda df: df.to_csv(index=False)   # noqa: E731
     assert as_csv(first) == as_csv(plain) and as_csv(h1) == as_csv(hp)   # a record changes no number
     assert len(list(rec.glob("*.json"))) == 4
@@ -225,25 +251,24 @@ def test_member_records_stand_in_for_training_and_give_the_same_tables(tmp_path,
         p.unlink()                                                    # ... and one member never finished
     capsys.readouterr()
     # executor "records" trains nothing: the three recorded members, the fourth named as left out
-    held, _ = run_grid(cfgs, tr, dv, dv, dv.relevance(), ckpt_dir=str(tmp_path / "b"), record_dir=rec,
-                       executor="records", **kw)
+    held, _ = run_grid(cfgs, tr, dv, dv, dv.relevance(), **kw,
+                       context=on.replace(ckpt_dir=tmp_path / "b", record_dir=rec, executor="records"))
     assert "1 of 4 members have no record yet and are left out: SAM, fraction 1, seed 1" in capsys.readouterr().out
     assert not (tmp_path / "b").exists()
     assert as_csv(held) == as_csv(plain[~((plain.method == "SAM") & (plain.seed == 1))].reset_index(drop=True))
     with pytest.raises(ValueError, match="record_dir"):
-        run_grid(cfgs, tr, dv, dv, dv.relevance(), executor="records", **kw)
-    again, h2 = run_grid(cfgs, tr, dv, dv, dv.relevance(), ckpt_dir=str(tmp_path / "b"), record_dir=rec,
-                         progress=True, **kw)
+        run_grid(cfgs, tr, dv, dv, dv.relevance(), **kw, context=on.replace(executor="records"))
+    again, h2 = run_grid(cfgs, tr, dv, dv, dv.relevance(), **kw, context=on.replace(ckpt_dir=tmp_path / "b", record_dir=rec, progress=True))
     out = capsys.readouterr().out
     assert "3 from their records" in out and out.count("from its member record") == 3
     assert len(list((tmp_path / "b").iterdir())) == 1                 # only the missing member trained
     assert as_csv(again) == as_csv(plain) and as_csv(h2) == as_csv(hp)
     # another test split is another evaluation: its records are not taken
-    other, _ = run_grid(cfgs, tr, dv, tr, tr.relevance(), ckpt_dir=str(tmp_path / "b"), record_dir=rec, **kw)
+    other, _ = run_grid(cfgs, tr, dv, tr, tr.relevance(), **kw, context=on.replace(ckpt_dir=tmp_path / "b", record_dir=rec))
     assert len(list(rec.glob("*.json"))) == 8 and not other.rsum.equals(again.rsum)
     # an evaluator that does not name itself keeps no record
-    run_grid(cfgs, tr, dv, dv, ckpt_dir=str(tmp_path / "b"), record_dir=tmp_path / "none",
-             evaluate_fn=lambda name, r, ds: [{"x": 1.0}], **kw)
+    run_grid(cfgs, tr, dv, dv, evaluate_fn=lambda name, r, ds: [{"x": 1.0}], **kw,
+             context=on.replace(ckpt_dir=tmp_path / "b", record_dir=tmp_path / "none"))
     assert not (tmp_path / "none").exists()
 
 
@@ -257,20 +282,21 @@ def test_a_record_of_a_resumed_member_states_its_whole_training_time(tmp_path, t
     tr, dv = tiny
     cfg = TrainConfig(loss="triplet", data="w", **TINY)
     rec = tmp_path / "members"
-    kw = dict(seeds=[0], device="cpu", threads=1)
-    run_grid({"VSE++": cfg}, tr, dv, dv, dv.relevance(), ckpt_dir=str(tmp_path / "c"), **kw)   # no record kept
+    kw = dict(seeds=[0])
+    on = RunContext(device="cpu", threads=1)
+    run_grid({"VSE++": cfg}, tr, dv, dv, dv.relevance(), **kw, context=on.replace(ckpt_dir=tmp_path / "c"))   # no record kept
     stem = member_record_path(cfg, "VSE++", 1.0, 0, tr, rec, "x").name.rsplit("-", 1)[0]
     (last,) = (tmp_path / "c").glob("*/last.pt")
     spent = torch.load(last, weights_only=True)["seconds"]
     assert spent > 0
-    run_grid({"VSE++": cfg}, tr, dv, dv, dv.relevance(), ckpt_dir=str(tmp_path / "c"), record_dir=rec, **kw)
+    run_grid({"VSE++": cfg}, tr, dv, dv, dv.relevance(), **kw, context=on.replace(ckpt_dir=tmp_path / "c", record_dir=rec))
     (saved,) = rec.glob(stem + "-*.json")
     assert json.loads(saved.read_text())["seconds"] >= round(spent, 1)      # the training, plus this evaluation
     state = torch.load(last, weights_only=True)
     del state["seconds"]                                                # a checkpoint from before they were kept
     torch.save(state, last)
     saved.unlink()
-    run_grid({"VSE++": cfg}, tr, dv, dv, dv.relevance(), ckpt_dir=str(tmp_path / "c"), record_dir=rec, **kw)
+    run_grid({"VSE++": cfg}, tr, dv, dv, dv.relevance(), **kw, context=on.replace(ckpt_dir=tmp_path / "c", record_dir=rec))
     assert json.loads(saved.read_text())["seconds"] is None
 
 
@@ -284,7 +310,7 @@ def test_a_figure_record_stands_in_for_retraining_its_model(tmp_path):
         calls.append(1)
         return pd.DataFrame({"sampling": ["hard", "soft"], "margin": [0.1234567891, 0.5]})
 
-    cfg = TrainConfig(loss="sam", tau=5.0)
+    cfg = TrainConfig.of(loss="sam", tau=5.0)
     first = figure_record(tmp_path, "margins", cfg, compute, fraction=0.25, seed=0)
     again = figure_record(tmp_path, "margins", cfg, compute, fraction=0.25, seed=0)
     assert calls == [1] and again.equals(first) and first.margin[0] == pytest.approx(0.123457)

@@ -201,11 +201,11 @@ def test_sam_options_are_validated_and_keep_old_checkpoint_names():
 
     assert config_hash(TrainConfig()) == "4c4a939eeca1a07d"     # the name every earlier default run carries
     assert "phi_control" not in config_dict(TrainConfig()) and "lr_warmup_iters" not in config_dict(TrainConfig())
-    assert config_hash(TrainConfig(loss="sam", phi_control="shuffled")) != config_hash(TrainConfig(loss="sam"))
+    assert config_hash(TrainConfig.of(loss="sam", phi_control="shuffled")) != config_hash(TrainConfig(loss="sam"))
     for kw, match in (({"phi_control": "random"}, "phi_control"), ({"phi_self": "drop"}, "phi_self"),
                       ({"sam_weight": -1.0}, "sam_weight")):
         with pytest.raises(ValueError, match=match):
-            TrainConfig(loss="sam", **kw)
+            TrainConfig.of(loss="sam", **kw)
 
 
 def test_self_inclusion_adds_exactly_two_cider_to_each_positive(smoke_split):

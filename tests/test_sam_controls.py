@@ -1,6 +1,5 @@
 """The fair SAM test as notebooks 04 and 05 run it: the control arms, the fraction choice, the run tables."""
 
-import dataclasses
 
 import numpy as np
 import pandas as pd
@@ -17,9 +16,9 @@ def test_sam_configs_add_shuffled_twins_and_reference_mode_and_keep_old_names():
     assert list(cfgs) == ["VSE++ (no SAM)", "tau=5 soft +T", "tau=5 soft +T shuffled", "tau=5 hard -T", "tau=5 hard -T shuffled",
                           "tau=5 soft +T ref", "tau=5 soft +T ref shuffled", "tau=5 hard -T ref", "tau=5 hard -T ref shuffled"]
     a, b = cfgs["tau=5 soft +T"], cfgs["tau=5 soft +T shuffled"]
-    assert dataclasses.replace(b, phi_control="none") == a and b.phi_control == "shuffled"   # the twin differs in that alone
-    assert not a.sam_warmup and cfgs["tau=5 hard -T"].sam_warmup        # only -T warms its own hinge up
-    assert cfgs["tau=5 hard -T ref"].sam_mode == "reference"
+    assert b.with_sam(phi_control="none") == a and b.sam.phi_control == "shuffled"   # the twin differs in that alone
+    assert not a.sam.sam_warmup and cfgs["tau=5 hard -T"].sam.sam_warmup        # only -T warms its own hinge up
+    assert cfgs["tau=5 hard -T ref"].sam.sam_mode == "reference"
     # the paper-mode, no-control config is the one the grid trained before: same hash, its checkpoints stay valid
     old = vse_config("smoke", loss="sam", tau=5.0, sampling="soft", keep_triplet=True, data="w")
     assert config_hash(a) == config_hash(old)
@@ -74,11 +73,11 @@ def test_scarce_configs_differ_by_their_margins_alone():
     cfgs = scarce_configs("smoke", ["VSE++", "VSE++ + SAM", "VSE++ + SAM shuffled", "VSE++ + SAM leave-one-out"], data="w",
                           warmup_epochs=1, tau=5.0, sampling="soft", keep_triplet=True, **scarce_schedule("smoke"))
     sam = cfgs["VSE++ + SAM"]
-    assert sam.loss == "sam" and sam.sam_warmup and sam.epochs == 6 and sam.lr_decay_epochs == 3
+    assert sam.loss == "sam" and sam.sam.sam_warmup and sam.epochs == 6 and sam.lr_decay_epochs == 3
     assert cfgs["VSE++"].loss == "triplet" and cfgs["VSE++"].epochs == 6 and cfgs["VSE++"].warmup_epochs == 1
     assert scarce_schedule("medium") == {"epochs": 30, "lr_decay_epochs": 15}    # twice the scale's 15
-    assert dataclasses.replace(cfgs["VSE++ + SAM shuffled"], phi_control="none") == sam
-    assert dataclasses.replace(cfgs["VSE++ + SAM leave-one-out"], phi_self="include") == sam
+    assert cfgs["VSE++ + SAM shuffled"].with_sam(phi_control="none") == sam
+    assert cfgs["VSE++ + SAM leave-one-out"].with_sam(phi_self="include") == sam
     assert scarce_schedule("medium", 40) == {"epochs": 40, "lr_decay_epochs": 20}
     with pytest.raises(ValueError, match="arm"):
         scarce_configs("smoke", ["SAM"], data="w", warmup_epochs=0)
@@ -114,10 +113,10 @@ def test_every_04_config_takes_its_warm_up_step():
         if c.loss != "sam":
             continue
         for warm in (True, False):
-            loss, _ = sam_loss(S, phi, tau=c.tau, sampling=c.sampling, mode=c.sam_mode, keep_triplet=c.keep_triplet,
-                               margin=c.margin, max_violation=not warm, phi_control=c.phi_control, sam_weight=c.sam_weight,
+            loss, _ = sam_loss(S, phi, tau=c.sam.tau, sampling=c.sam.sampling, mode=c.sam.sam_mode, keep_triplet=c.sam.keep_triplet,
+                               margin=c.margin, max_violation=not warm, phi_control=c.sam.phi_control, sam_weight=c.sam.sam_weight,
                                generator=torch.Generator().manual_seed(1),
-                               all_negatives=warm and c.sam_warmup and c.max_violation)
+                               all_negatives=warm and c.sam.sam_warmup and c.max_violation)
             assert torch.isfinite(loss) and loss.item() > 0, name
-            warmed += warm and c.sam_warmup
+            warmed += warm and c.sam.sam_warmup
     assert warmed == 12   # 3 samplings x 2 modes x (SAM, shuffled), -T only

@@ -6,7 +6,7 @@ import pytest
 
 from itmlib.losses import phi_index
 from itmlib.papers.ncs_sam import sam_margin_samples, summarize_margins, vse_config
-from itmlib.training.grid import grid_member
+from itmlib.training.grid import RunContext, grid_member
 from itmlib.training.train import TrainConfig
 
 from conftest import TINY
@@ -20,7 +20,7 @@ def test_vse_config_follows_the_scale():
 
 def test_sam_margin_samples_are_eq7_on_the_negative_each_sampling_picks(tmp_path, tiny):
     tr, dv = tiny
-    _, r = grid_member(TrainConfig(loss="triplet", **TINY), "base", tr, dv, ckpt_dir=str(tmp_path), device="cpu")
+    _, r = grid_member(TrainConfig(loss="triplet", **TINY), "base", tr, dv, context=RunContext(ckpt_dir=str(tmp_path), device="cpu"))
     m = sam_margin_samples(r, tr, tau=2.0, n_batches=2, batch_size=16, seed=3)
     assert len(m) == 2 * 3 * 16 and set(m.sampling) == {"hard", "soft", "random"}
     assert m.equals(sam_margin_samples(r, tr, tau=2.0, n_batches=2, batch_size=16, seed=3))  # seeded

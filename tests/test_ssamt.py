@@ -176,15 +176,15 @@ def test_batched_pair_scores_equal_per_pair(tiny):
 
 
 def test_trained_smoke_model_beats_chance_and_shares_phase_one(tiny, tmp_path):
-    from itmlib.training.grid import grid_member
+    from itmlib.training.grid import RunContext, grid_member
     from itmlib.papers.ssamt import mismatch_accuracy
 
     train, dev = tiny
     base = ssamt_config("smoke", data="tiny", epochs=4, intra_epochs=2)
     runs = {}
     for name, cfg in {"pm": base, "no pm": base.with_model(phrase_weight=0.0)}.items():
-        _, runs[name] = grid_member(dataclasses.replace(cfg, batch_size=32), name, train, dev, ckpt_dir=str(tmp_path),
-                                    device="cpu")
+        _, runs[name] = grid_member(dataclasses.replace(cfg, batch_size=32), name, train, dev,
+                                    context=RunContext(ckpt_dir=str(tmp_path), device="cpu"))
     assert len(list(tmp_path.glob("ssamt-phase1-*"))) == 1          # both arms started from one phase-1 run
     r = runs["pm"]
     text = r.model.dataset_inputs(dev, r.vocab)
@@ -292,7 +292,7 @@ def test_eq4_weights_the_three_losses_and_a_batch_without_negatives_is_skipped(t
 
 def test_rerank_reorders_only_each_querys_top_k_by_hand():
     from itmlib.models.candidates import intra_negatives, rerank
-    from itmlib.training.train import _phase_one
+    from itmlib.training.train import phase_one_run
 
     rng = np.random.default_rng(0)
     s, bonus = rng.random((5, 7)), 3 * rng.random((5, 7))
@@ -310,7 +310,7 @@ def test_rerank_reorders_only_each_querys_top_k_by_hand():
     cap, img = intra_negatives(torch.tensor([[1.0, 0.9, 0.1], [0.2, 1.0, 0.8], [0.7, 0.3, 1.0]]), same, 1)
     assert cap.tolist() == [1, 2, 0] and img.tolist() == [2, 0, 1]   # pool 1: the hardest non-positive
     assert intra_negatives(torch.zeros(2, 2), torch.ones(2, 2, dtype=torch.bool), 4) is None
-    p1, _ = _phase_one(dataclasses.replace(ssamt_config("smoke", data="w"), phase_one_lr=2e-4))
+    p1, _ = phase_one_run(dataclasses.replace(ssamt_config("smoke", data="w"), phase_one_lr=2e-4))
     assert p1.lr == 2e-4 and p1.phase_one_lr == 0.0 and p1.epochs == p1.model.intra_epochs
 
 

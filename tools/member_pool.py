@@ -103,12 +103,12 @@ def _prepare_07(todo: list[tuple], p: dict) -> None:
     here: the literal arms' subsets differ by seed, each with its own Doc2Vec."""
     import dataclasses
 
-    from itmlib.training.grid import _member_config
+    from itmlib.training.grid import member_config
     from itmlib.relevance.doc2vec import omega_vectors, train_doc2vec
 
     trains = {k: _world_07(k, p, "cpu")["train"] for k in dict.fromkeys(m.world for m in todo)}
     for _, cfg, f, s, kind in todo:
-        sub, c = _member_config(cfg, trains[kind], f, s)
+        sub, c = member_config(cfg, trains[kind], f, s)
         mc = c.model
         if not hasattr(mc, "doc2vec"):
             continue
@@ -203,7 +203,7 @@ def _world_10(kind: str, p: dict, device: str) -> dict:
 def _followup_10(p: dict, records: str, ckpt: str) -> tuple[Any, Any]:
     """(the members that must finish first, a function giving the members that wait on them): SAM's scarce
     arms at the fraction the notebook chooses from the baseline's records (05's rule, as cell "sam")."""
-    from itmlib.training.grid import run_grid
+    from itmlib.training.grid import RunContext, run_grid
     from itmlib.papers import ncs_sam
 
     if "sam" not in p["papers"]:
@@ -212,8 +212,8 @@ def _followup_10(p: dict, records: str, ckpt: str) -> tuple[Any, Any]:
 
     def then() -> list[tuple]:
         w = _world_10("sam", p, "cpu")
-        kw = dict(test_ds=w["test"], test_relevance=w["rel"], evaluate_fn=w["eval"], record_dir=records,
-                  ckpt_dir=ckpt, device="cpu")
+        kw = dict(test_ds=w["test"], test_relevance=w["rel"], evaluate_fn=w["eval"],
+                  context=RunContext(device="cpu", ckpt_dir=ckpt, record_dir=records))
         vse = _sam_configs(p, w["train"].source, ["VSE++"])
         target = {"F-10%": ncs_sam.paper_scarcity()["F-10%"]}
         if p["sam_fraction"]:
@@ -243,15 +243,15 @@ def phase_one_groups(todo: list[tuple], p: dict, nb: str, ckpt_dir: str) -> list
     seed and text input, shared by every arm), groups in the order of their first member. The pool trains
     one member per group first and the rest once that first phase is on disk: otherwise two workers would
     train one first phase side by side, twice the work and two different starts for arms that share one."""
-    from itmlib.training.grid import _trained_config
-    from itmlib.training.train import _phase_one, checkpoint_folder
+    from itmlib.training.grid import trained_config
+    from itmlib.training.train import phase_one_run, checkpoint_folder
 
     trains: dict[str, Any] = {}
     groups: dict[str, list[tuple]] = {}
     for i, m in enumerate(todo):
         if m.world not in trains:
             trains[m.world] = PLANS[nb][1](m.world, p, "cpu")["train"]
-        p1 = _phase_one(_trained_config(m.config, trains[m.world], m.fraction, m.seed))
+        p1 = phase_one_run(trained_config(m.config, trains[m.world], m.fraction, m.seed))
         groups.setdefault(str(checkpoint_folder(*p1, ckpt_dir)) if p1 else f"own {i}", []).append(m)
     return list(groups.values())
 
@@ -311,8 +311,8 @@ def _setup(nb: str, p: dict, ckpt: str, device: str, results_dir: str) -> None:
                    records=str(Path(results_dir) / nb / "members"))
 
 
-def _train(member: tuple) -> tuple[str, float, int]:
-    from itmlib.training.grid import run_grid
+def _train(member: Member) -> tuple[str, float, int]:
+    from itmlib.training.grid import RunContext, run_grid
 
     name, cfg, f, s, kind = member
     d = _SHARED
@@ -321,8 +321,8 @@ def _train(member: tuple) -> tuple[str, float, int]:
     w = d["worlds"][kind]
     t0 = time.time()
     runs, _ = run_grid({name: cfg}, w["train"], w["dev"], w["test"], w["rel"], fractions=[f], seeds=[s],
-                       ckpt_dir=d["ckpt"], device=d["device"], evaluate_fn=w["eval"], record_dir=d["records"],
-                       **w.get("kw", {}))
+                       evaluate_fn=w["eval"], context=RunContext(device=d["device"], ckpt_dir=d["ckpt"],
+                                                                 record_dir=d["records"]), **w.get("kw", {}))
     return f"{name}, fraction {f:g}, seed {s}", time.time() - t0, len(runs)
 
 

@@ -27,7 +27,6 @@ across a notebook's records are knobs.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from functools import lru_cache
 from typing import Any
@@ -340,7 +339,7 @@ def train_setting(notebook: str, scale: str = "smoke", *, seed: int = 0, epochs:
     from ..data import load_dataset
     from ..papers.ncs_sam import vse_config
     from ..relevance import eval_relevance
-    from ..training.train import TrainConfig, evaluate, train
+    from ..training.train import TrainConfig, config_dict, evaluate, train
 
     t = ablation_table(notebook, results_dir=results_dir, **knob_values)
     t = t[t.source.str.startswith("committed")]
@@ -355,11 +354,11 @@ def train_setting(notebook: str, scale: str = "smoke", *, seed: int = 0, epochs:
     train_ds, dev_ds, test_ds = (load_dataset("synthetic", s, scale=scale, seed=0) for s in ("train", "dev", "test"))
     frac = float(rec["fraction"])
     sub = train_ds if frac >= 1.0 else train_ds.subset(frac, seed=seed)
-    c = TrainConfig(**fields, epochs=epochs or small.epochs, batch_size=small.batch_size, seed=seed, model=small.model,
-                    data=f"{sub.source}|explore|{sub.n_images}")
+    c = TrainConfig.of(**fields, epochs=epochs or small.epochs, batch_size=small.batch_size, seed=seed, model=small.model,
+                       data=f"{sub.source}|explore|{sub.n_images}")
     r = train(c, sub, dev_ds, ckpt_dir="runs/checkpoints", name="explore", device="cpu", progress=True)
     m = evaluate(r.model, r.vocab, test_ds, eval_relevance(test_ds), device="cpu")
-    row = {**_flat_config(json.loads(json.dumps(dataclasses.asdict(c)))), **{k: v for k, v in m.items() if np.isscalar(v)},
+    row = {**_flat_config(json.loads(json.dumps(config_dict(c)))), **{k: v for k, v in m.items() if np.isscalar(v)},
            "method": rec["member"], "fraction": frac, "seed": seed, "best_epoch": r.best_epoch, "seconds": r.seconds}
     row["model_kind"] = "vse"
     SESSION.setdefault(notebook, []).append(row)

@@ -59,7 +59,7 @@ def _each(check: Callable[[str, Any], Any], *, may_be_empty: bool = False) -> Ca
 
 
 def _parse_executor(v: Any) -> None:
-    from ..training.grid import parse_executor
+    from ..training.context import parse_executor
 
     parse_executor(v)
 

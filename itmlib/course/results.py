@@ -34,6 +34,7 @@ import pandas as pd
 from .. import __version__
 from ..config import check_choice, get_scale, resolve_device, set_seed
 from ..paths import atomic_write_text, resolve_path
+from ..training.context import RunContext
 
 __all__ = ["Run", "start_run", "write_table", "read_table", "atomic_write_text"]
 
@@ -124,9 +125,16 @@ class Run:
 
     @property
     def members_dir(self) -> Path:
-        """Where this notebook's grids keep their member records (``run_grid(record_dir=...)``): the
-        rows behind its tables, one small JSON per trained model, committed with ``results/``."""
+        """Where this notebook's grids keep their member records (:meth:`grid_context`'s ``record_dir``):
+        the rows behind its tables, one small JSON per trained model, committed with ``results/``."""
         return self.table_dir / "members"
+
+    def grid_context(self, *, progress: bool = True) -> RunContext:
+        """The :class:`~itmlib.training.context.RunContext` every grid of this run takes: the run's device, its
+        ``executor`` and ``ckpt_dir`` parameters where the notebook has them (else inline and
+        ``runs/checkpoints``), and its member records (:attr:`members_dir`)."""
+        return RunContext(device=self.device, ckpt_dir=self.params.get("ckpt_dir", "runs/checkpoints"),
+                          record_dir=self.members_dir, executor=self.params.get("executor", "inline"), progress=progress)
 
     def meta(self, data: str, paper: str | None, dataset: str | None = None) -> dict[str, Any]:
         return {"data": data, "dataset": dataset or self.dataset, "scale": self.scale, "seed": self.seed,

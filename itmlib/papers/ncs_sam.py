@@ -22,7 +22,6 @@ and against its shuffled twin.
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 from typing import Iterable, Mapping, Sequence
 
@@ -47,7 +46,7 @@ def vse_config(scale: str, *, epochs: int | None = None, data: str = "", **overr
     """A VSE++ :class:`~itmlib.training.train.TrainConfig` sized by the named scale (epochs, batch, embedding)."""
     sc = get_scale(scale)
     model = VSEConfig(embed_dim=sc.embed_dim, word_dim=min(300, sc.embed_dim), hidden_dim=2 * sc.embed_dim)
-    return TrainConfig(epochs=epochs or sc.epochs, batch_size=sc.batch_size, data=data, model=model, **overrides)
+    return TrainConfig.of(epochs=epochs or sc.epochs, batch_size=sc.batch_size, data=data, model=model, **overrides)
 
 
 def ablation_settings(scale: str, taus: Sequence[float], samplings: Sequence[str],
@@ -83,7 +82,7 @@ def sam_configs(scale: str, settings: Iterable[tuple[float, str, bool]], *, data
                              sam_mode=mode, sam_warmup=bool(sam_warmup and not k), **common)
             out[name] = cfg
             if controls:
-                out[name + " shuffled"] = dataclasses.replace(cfg, phi_control="shuffled")
+                out[name + " shuffled"] = cfg.with_sam(phi_control="shuffled")
     return out
 
 
@@ -198,10 +197,10 @@ def summarize_margins(margins: pd.DataFrame) -> pd.DataFrame:
 
 def _settings_frame(configs: dict[str, TrainConfig], control: str | None = "none", mode: str | None = "paper") -> pd.DataFrame:
     """The SAM configs' settings; only those with ``phi_control == control`` and ``sam_mode == mode`` (None: all)."""
-    return pd.DataFrame([{"method": n, "tau": c.tau, "sampling": c.sampling, "keep_triplet": c.keep_triplet,
-                          "sam_mode": c.sam_mode, "phi_control": c.phi_control}
-                         for n, c in configs.items() if c.loss == "sam" and control in (None, c.phi_control)
-                         and mode in (None, c.sam_mode)],
+    return pd.DataFrame([{"method": n, "tau": c.sam.tau, "sampling": c.sam.sampling, "keep_triplet": c.sam.keep_triplet,
+                          "sam_mode": c.sam.sam_mode, "phi_control": c.sam.phi_control}
+                         for n, c in configs.items() if c.loss == "sam" and control in (None, c.sam.phi_control)
+                         and mode in (None, c.sam.sam_mode)],
                         columns=["method", "tau", "sampling", "keep_triplet", "sam_mode", "phi_control"])
 
 

@@ -61,11 +61,12 @@ from ..config import array_key, check_fraction, device_label, resolve_device
 from ..data.base import ITMDataset
 from ..metrics import METRIC_COLUMNS
 from ..paths import atomic_write_text, resolve_path
+from .context import RunContext, parse_executor
 from .progress import GridProgress, MemberStatus
 from .train import TrainConfig, TrainResult, config_dict, config_hash, epochs_done, evaluate, train
 
-__all__ = ["Member", "Grid", "grid_member", "figure_record", "run_grid", "devices_note", "trained_where", "checkpoint_name",
-           "parse_executor",
+__all__ = ["Member", "Grid", "GridData", "RunContext", "grid_member", "figure_record", "run_grid", "devices_note",
+           "trained_where", "trained_config", "member_config", "checkpoint_name", "parse_executor",
            "member_record_path", "METRIC_COLUMNS"]
 
 class Member(NamedTuple):
@@ -76,7 +77,19 @@ class Member(NamedTuple):
     config: TrainConfig
     fraction: float
     seed: int
-    world: str
+    world: str = ""
+
+
+class GridData(NamedTuple):
+    """What every member of one grid shares: its splits, their relevances and the test evaluation
+    (None: :func:`~itmlib.training.train.evaluate`)."""
+
+    train: ITMDataset
+    dev: ITMDataset
+    test: ITMDataset
+    test_relevance: np.ndarray | None = None
+    dev_relevance: np.ndarray | Mapping[str, np.ndarray] | None = None
+    evaluate_fn: Callable[[str, TrainResult, ITMDataset], list[dict[str, Any]]] | None = None
 
 
 class Grid(NamedTuple):
@@ -111,8 +124,8 @@ def checkpoint_name(name: str) -> str:
 
 
 def grid_member(cfg: TrainConfig, name: str, train_ds: ITMDataset, dev_ds: ITMDataset, *, fraction: float = 1.0,
-                seed: int = 0, dev_relevance: np.ndarray | Mapping[str, np.ndarray] | None = None, ckpt_dir: str = "runs/checkpoints",
-                device: str = "auto", progress: bool = False) -> tuple[ITMDataset, TrainResult]:
+                seed: int = 0, dev_relevance: np.ndarray | Mapping[str, np.ndarray] | None = None,
+                context: RunContext = RunContext()) -> tuple[ITMDataset, TrainResult]:
     """Train (or load from its checkpoint) one run of :func:`run_grid`; returns (its training subset, the result).
 
     The run of config ``cfg`` named ``name`` at (``fraction``, ``seed``) trains on
@@ -125,18 +138,21 @@ def grid_member(cfg: TrainConfig, name: str, train_ds: ITMDataset, dev_ds: ITMDa
     """
     import torch
 
-    sub, c = _member_config(cfg, train_ds, fraction, seed)
-    done = epochs_done(c, checkpoint_name(name), ckpt_dir)
+    sub, c = member_config(cfg, train_ds, fraction, seed)
+
+    def run() -> TrainResult:
+        return train(c, sub, dev_ds, dev_relevance=dev_relevance, ckpt_dir=context.ckpt_dir, name=checkpoint_name(name),
+                     device=context.device, progress=context.progress)
+
+    done = epochs_done(c, checkpoint_name(name), context.ckpt_dir)
     if done >= c.epochs:
-        return sub, train(c, sub, dev_ds, dev_relevance=dev_relevance, ckpt_dir=ckpt_dir, name=checkpoint_name(name),
-                          device=device, progress=progress)
+        return sub, run()
     print(f"[figure] {_member_label(name, fraction, seed)}: no finished checkpoint, training epochs {done} -> {c.epochs} "
           "for this figure (one thread, as the grid's workers)", flush=True)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        return sub, train(c, sub, dev_ds, dev_relevance=dev_relevance, ckpt_dir=ckpt_dir, name=checkpoint_name(name),
-                          device=device, progress=progress)
+        return sub, run()
     finally:
         torch.set_num_threads(threads)
 
@@ -156,13 +172,13 @@ def figure_record(record_dir: str | os.PathLike[str], name: str, cfg: TrainConfi
     return pd.read_csv(path)   # what a rerun will read, to the digit
 
 
-def _member_config(cfg: TrainConfig, train_ds: ITMDataset, fraction: float, seed: int) -> tuple[ITMDataset, TrainConfig]:
+def member_config(cfg: TrainConfig, train_ds: ITMDataset, fraction: float, seed: int) -> tuple[ITMDataset, TrainConfig]:
     """The training subset of a member and its config as trained (seed and data replaced)."""
     sub = train_ds if check_fraction("fraction", fraction) == 1.0 else train_ds.subset(fraction, seed=seed)
-    return sub, _trained_config(cfg, train_ds, fraction, seed)
+    return sub, trained_config(cfg, train_ds, fraction, seed)
 
 
-def _trained_config(cfg: TrainConfig, train_ds: ITMDataset, fraction: float, seed: int) -> TrainConfig:
+def trained_config(cfg: TrainConfig, train_ds: ITMDataset, fraction: float, seed: int) -> TrainConfig:
     """A member's config as trained, from the subset's name and size alone (its features are not copied)."""
     split, n = (train_ds.split, train_ds.n_images) if fraction == 1.0 else train_ds.subset_size(fraction, seed)
     return dataclasses.replace(cfg, seed=int(seed), data=f"{cfg.data}|{split}|{n}")
@@ -178,45 +194,24 @@ def _member_status(c: TrainConfig, name: str, f: float, s: int, ckpt_dir: str) -
     return MemberStatus(_member_label(name, f, s), epochs_done(c, checkpoint_name(name), ckpt_dir), c.epochs, n)
 
 
-def parse_executor(executor: str) -> tuple[str, Any]:
-    """``("inline", None)``, ``("records", None)``, ``("processes", N)`` or ``("dask", address)`` from an
-    executor string. ``"records"`` trains nothing: a grid is what its member records hold (:func:`run_grid`)."""
-    if not isinstance(executor, str) or not executor:
-        raise ValueError(f"executor must be 'inline', 'records', 'processes:N' or 'dask:ADDRESS', got {executor!r}")
-    if executor in ("inline", "records"):
-        return executor, None
-    if executor.startswith("processes:"):
-        n = executor.split(":", 1)[1]
-        if not n.isdigit() or int(n) < 1:
-            raise ValueError(f"executor 'processes:N' needs N >= 1 workers, got {executor!r}")
-        return "processes", int(n)
-    if executor.startswith("dask:") or executor.startswith("tcp://"):
-        addr = executor[5:] if executor.startswith("dask:") else executor
-        if not addr:
-            raise ValueError("executor 'dask:ADDRESS' needs the scheduler's address, e.g. dask:tcp://10.0.0.1:8786")
-        return "dask", addr
-    raise ValueError(f"executor must be 'inline', 'records', 'processes:N' or 'dask:ADDRESS', got {executor!r}")
-
-
-def _member_task(cfg: TrainConfig, name: str, f: float, s: int, train_ds: ITMDataset, dev_ds: ITMDataset,
-                 test_ds: ITMDataset, test_relevance: np.ndarray | None, dev_relevance: Any, ckpt_dir: str, device: str,
-                 progress: bool, evaluate_fn: Callable | None,
+def _member_task(member: Member, data: GridData, context: RunContext,
                  threads: int | None) -> tuple[tuple[list[dict[str, Any]], pd.DataFrame], float]:
     """One grid member: train or load, evaluate; ((rows, history), the seconds earlier calls spent training the
-    epochs it resumed from). Runs in this process or on a worker."""
+    epochs it resumed from). Runs in this process or on a worker (``threads``: torch's threads there)."""
     import torch
 
     if threads:
         torch.set_num_threads(threads)
-    sub, c = _member_config(cfg, train_ds, f, s)
-    r = train(c, sub, dev_ds, dev_relevance=dev_relevance, ckpt_dir=ckpt_dir, name=checkpoint_name(name), device=device,
-              progress=progress)
+    name, f, s = member.name, member.fraction, member.seed
+    sub, c = member_config(member.config, data.train, f, s)
+    r = train(c, sub, data.dev, dev_relevance=data.dev_relevance, ckpt_dir=context.ckpt_dir, name=checkpoint_name(name),
+              device=context.device, progress=context.progress)
     base = {"fraction": f, "seed": s, "method": name, "train_images": sub.n_images, "best_epoch": r.best_epoch}
-    if evaluate_fn is None:
-        m = evaluate(r.model, r.vocab, test_ds, test_relevance, device=resolve_device(device))
+    if data.evaluate_fn is None:
+        m = evaluate(r.model, r.vocab, data.test, data.test_relevance, device=resolve_device(context.device))
         rows = [{**base, **{k: m[k] for k in METRIC_COLUMNS if k in m}}]
     else:
-        rows = [{**base, **extra} for extra in _cached_evaluation(evaluate_fn, name, r, test_ds)]
+        rows = [{**base, **extra} for extra in _cached_evaluation(data.evaluate_fn, name, r, data.test)]
     return (rows, r.history.assign(fraction=f, seed=s, method=name)), r.earlier_seconds
 
 
@@ -249,22 +244,20 @@ def _json_number(v: Any) -> Any:
     raise TypeError(f"an evaluator row holds {type(v).__name__}, not a number or string: {v!r}")
 
 
-def _timed_member_task(*args: Any) -> tuple[tuple[list[dict[str, Any]], pd.DataFrame], float, float]:
+def _timed_member_task(member: Member, data: GridData, context: RunContext,
+                       threads: int | None) -> tuple[tuple[list[dict[str, Any]], pd.DataFrame], float, float]:
     """:func:`_member_task`, the seconds this call took (where it ran), and those the interrupted calls it
     resumed from had spent (NaN where their checkpoint did not keep them)."""
     t0 = time.perf_counter()
-    out, earlier = _member_task(*args)
+    out, earlier = _member_task(member, data, context, threads)
     return out, time.perf_counter() - t0, earlier
 
 
 def run_grid(configs: Mapping[str, TrainConfig], train_ds: ITMDataset, dev_ds: ITMDataset, test_ds: ITMDataset,
              test_relevance: np.ndarray | None = None, *, fractions: Iterable[float] = (1.0,),
              seeds: Iterable[int] = (0,), dev_relevance: np.ndarray | Mapping[str, np.ndarray] | None = None,
-             ckpt_dir: str = "runs/checkpoints",
-             device: str = "auto", progress: bool = False,
              evaluate_fn: Callable[[str, TrainResult, ITMDataset], list[dict[str, Any]]] | None = None,
-             executor: str = "inline", threads: int | None = None,
-             record_dir: str | os.PathLike[str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+             context: RunContext = RunContext()) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Train every config on every (fraction, seed) subset (see :func:`grid_member`);
     returns (test metrics, one row per run, and the training histories).
 
@@ -273,22 +266,24 @@ def run_grid(configs: Mapping[str, TrainConfig], train_ds: ITMDataset, dev_ds: I
     by default, or the rows ``evaluate_fn(name, result, test_ds)`` returns (each a dict
     of metrics; a row may set its own ``method``, e.g. a second scoring of one model).
 
-    ``record_dir``: keep a member record per finished member there and take the members it already holds
-    from it (module docstring); None keeps none. ``executor="records"`` trains nothing: the grid is the
-    members ``record_dir`` holds, and the others are left out and named on one line (a grid trained
-    elsewhere, e.g. by ``tools/member_pool.py``, read while it is still training)."""
-    kind, arg = parse_executor(executor)
-    members = [(cfg, name, f, s) for f in fractions for s in seeds for name, cfg in configs.items()]
-    shared = (train_ds, dev_ds, test_ds, test_relevance, dev_relevance, str(ckpt_dir), device, progress, evaluate_fn)
-    trained = [_trained_config(c, train_ds, f, s) for c, _, f, s in members]
+    ``context`` (:class:`~itmlib.training.context.RunContext`): where checkpoints go, the device, the executor,
+    progress lines, and ``record_dir``: keep a member record per finished member there and take the members
+    it already holds from it (module docstring); None keeps none. ``executor="records"`` trains nothing: the
+    grid is the members ``record_dir`` holds, and the others are left out and named on one line (a grid
+    trained elsewhere, e.g. by ``tools/member_pool.py``, read while it is still training)."""
+    kind, arg = parse_executor(context.executor)
+    members = [Member(name, cfg, f, s) for f in fractions for s in seeds for name, cfg in configs.items()]
+    data = GridData(train_ds, dev_ds, test_ds, test_relevance, dev_relevance, evaluate_fn)
+    trained = [trained_config(m.config, train_ds, m.fraction, m.seed) for m in members]
+    record_dir = context.record_dir
     key = _record_key(evaluate_fn, dev_ds, test_ds, test_relevance) if record_dir is not None else None
     if kind == "records" and not key:
-        raise ValueError("executor 'records' reads member records: give record_dir (and an evaluation that "
-                         "records can be keyed by)")
-    paths = [_record_path(t, n, record_dir, key) if key else None for t, (_, n, _, _) in zip(trained, members)]
+        raise ValueError("executor 'records' reads member records: give an evaluation that records can be keyed by "
+                         "(one with a cache_key)")
+    paths = [_record_path(t, m.name, record_dir, key) if key else None for t, m in zip(trained, members)]
     done: list[Any] = [_read_record(p) for p in paths]
     if kind == "records":
-        missing = [_member_label(n, f, s) for (_, n, f, s), d in zip(members, done) if d is None]
+        missing = [_member_label(m.name, m.fraction, m.seed) for m, d in zip(members, done) if d is None]
         if missing:
             print(f"[grid] {len(missing)} of {len(members)} members have no record yet and are left out: "
                   + "; ".join(missing), flush=True)
@@ -296,9 +291,12 @@ def run_grid(configs: Mapping[str, TrainConfig], train_ds: ITMDataset, dev_ds: I
         rows = [r for rs, _ in kept for r in rs]
         return (pd.DataFrame(rows) if rows else pd.DataFrame(columns=["fraction", "seed", "method"]),
                 pd.concat([h for _, h in kept], ignore_index=True) if kept else pd.DataFrame())
-    statuses = [MemberStatus(_member_label(n, f, s), t.epochs, t.epochs, recorded=True) if d is not None else
-                _member_status(t, n, f, s, str(ckpt_dir)) if progress else MemberStatus(n, 0, t.epochs)
-                for t, (_, n, f, s), d in zip(trained, members, done)]   # checkpoints read only when someone reads the report
+    progress = context.progress
+    statuses = [MemberStatus(_member_label(m.name, m.fraction, m.seed), t.epochs, t.epochs, recorded=True)
+                if d is not None else
+                _member_status(t, m.name, m.fraction, m.seed, str(context.ckpt_dir)) if progress else
+                MemberStatus(m.name, 0, t.epochs)
+                for t, m, d in zip(trained, members, done)]   # checkpoints read only when someone reads the report
     report = GridProgress(statuses, workers=arg if kind == "processes" else 1, enabled=progress)
     report.begin()
     # setting-major: every seed of a setting before the next setting, so that a grid cut off part-way
@@ -309,7 +307,7 @@ def run_grid(configs: Mapping[str, TrainConfig], train_ds: ITMDataset, dev_ds: I
         if d is not None:
             report.recorded(i)
 
-    trained_on = device_label(device)
+    trained_on = device_label(context.device)
 
     def finished(i: int, out: tuple[list[dict[str, Any]], pd.DataFrame], secs: float, earlier: float) -> None:
         if paths[i] is not None:   # written at once: a grid cut off later keeps what it finished
@@ -322,9 +320,9 @@ def run_grid(configs: Mapping[str, TrainConfig], train_ds: ITMDataset, dev_ds: I
     if kind == "inline":
         for i in todo:
             report.start(i)
-            finished(i, *_timed_member_task(*members[i], *shared, threads))
+            finished(i, *_timed_member_task(members[i], data, context, context.threads))
     elif todo:
-        _run_on_dask(kind, arg, [(i, members[i]) for i in todo], shared, threads or 1, report, finished)
+        _run_on_dask(kind, arg, [(i, members[i]) for i in todo], data, context, report, finished)
     report.end()
     rows = [r for rs, _ in done for r in rs]
     return pd.DataFrame(rows), pd.concat([h for _, h in done], ignore_index=True)
@@ -347,7 +345,7 @@ def member_record_path(cfg: TrainConfig, name: str, fraction: float, seed: int, 
                        record_dir: str | os.PathLike[str], key: str) -> Path:
     """``<record_dir>/<checkpoint folder name>-<hash of key>.json``: the record of one grid member
     (``key``: what evaluated it, see :func:`run_grid`)."""
-    return _record_path(_trained_config(cfg, train_ds, fraction, seed), name, record_dir, key)
+    return _record_path(trained_config(cfg, train_ds, fraction, seed), name, record_dir, key)
 
 
 def _record_path(trained: TrainConfig, name: str, record_dir: str | os.PathLike[str], key: str) -> Path:
@@ -373,14 +371,14 @@ def _seconds(seconds: float) -> float | None:
     return None if np.isnan(seconds) else round(float(seconds), 1)
 
 
-def _write_record(path: Path, member: tuple, trained: TrainConfig, key: str,
+def _write_record(path: Path, member: Member, trained: TrainConfig, key: str,
                   out: tuple[list[dict[str, Any]], pd.DataFrame], seconds: float,
                   trained_on: str) -> tuple[list[dict[str, Any]], pd.DataFrame]:
     """Write a member's record; returns its (rows, history) as parsed back from the JSON written, so a grid
     gives the same tables whether its members were just trained or came from their records."""
-    _, name, f, s = member
     rows, history = out
-    rec = {"record": RECORD_VERSION, "member": name, "fraction": f, "seed": s, "evaluation": key,
+    rec = {"record": RECORD_VERSION, "member": member.name, "fraction": member.fraction, "seed": member.seed,
+           "evaluation": key,
            "written": datetime.now(timezone.utc).strftime("%Y-%m-%d"), "seconds": _seconds(seconds),
            "device": trained_on,
            "config": config_dict(trained), "rows": rows, "history": history.to_dict(orient="list")}
@@ -437,7 +435,7 @@ def _quiet_shutdown_logs() -> None:
         logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
-def _run_on_dask(kind: str, arg: Any, members: list[tuple[int, tuple]], shared: tuple, threads: int,
+def _run_on_dask(kind: str, arg: Any, members: list[tuple[int, Member]], data: GridData, context: RunContext,
                  report: GridProgress, finished: Callable[[int, Any, float, float], None]) -> None:
     """Every member ``(index, member)`` as one Dask task (datasets scattered once); ``finished(index, (rows,
     history), seconds on its worker, seconds of the calls it resumed from)`` hears of each as it finishes."""
@@ -447,6 +445,7 @@ def _run_on_dask(kind: str, arg: Any, members: list[tuple[int, tuple]], shared: 
         raise ImportError("executor 'processes:N' / 'dask:...' needs dask[distributed] (pip install 'dask[distributed]')") from e
 
     cluster = None
+    threads = context.threads or 1
     if kind == "processes":
         import dask
 
@@ -460,9 +459,9 @@ def _run_on_dask(kind: str, arg: Any, members: list[tuple[int, tuple]], shared: 
     client = Client(cluster if cluster is not None else arg)
     report.workers = max(len(client.scheduler_info().get("workers", {})), 1)
     try:
-        train_ds, dev_ds, test_ds, test_rel, dev_rel, ckpt_dir, device, _, evaluate_fn = shared
-        big = client.scatter([train_ds, dev_ds, test_ds, test_rel, dev_rel], broadcast=True)
-        ckpt = str(resolve_path(ckpt_dir))        # workers may start elsewhere: an absolute path
+        big = client.scatter([data], broadcast=True)[0]   # the datasets once per worker
+        # workers may start elsewhere: an absolute path; and they report nothing (the grid does)
+        remote = context.replace(ckpt_dir=str(resolve_path(context.ckpt_dir)), progress=False)
         # a window of one task per worker thread, the next submitted as one finishes: Dask given every
         # member at once ran them out of order (04's medium grid went from config 1 to 12, 11, ..., 1; most
         # likely work stealing, which moves a busy worker's lowest-priority tasks), breaking setting-major
@@ -475,8 +474,8 @@ def _run_on_dask(kind: str, arg: Any, members: list[tuple[int, tuple]], shared: 
                 return None
             i, m = item
             report.start(i)
-            fut = client.submit(_timed_member_task, *m, *big, ckpt, device, False, evaluate_fn, threads, pure=False,
-                                key=f"grid-{i}-{checkpoint_name(m[1])}")
+            fut = client.submit(_timed_member_task, m, big, remote, threads, pure=False,
+                                key=f"grid-{i}-{checkpoint_name(m.name)}")
             index[fut.key] = i
             return fut
 

@@ -72,24 +72,20 @@ from ..models import ITMModel, ModelConfig, VSEConfig, build_model, check_model_
 from ..models.vocab import Vocab
 from ..paths import resolve_path
 
-__all__ = ["TrainConfig", "TrainResult", "train", "evaluate", "dev_scores", "config_hash", "score_batch", "DEV_NDCG_K",
+__all__ = ["TrainConfig", "SAMConfig", "SAM_FIELDS", "TrainResult", "train", "evaluate", "dev_scores", "config_hash",
+           "score_batch", "DEV_NDCG_K",
            "linear_lr",
-           "checkpoint_folder", "epochs_done"]
+           "checkpoint_folder", "epochs_done", "phase_one_run"]
 
 logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
-class TrainConfig:
-    """Everything that determines a training run (its hash names the checkpoint).
+class SAMConfig:
+    """The Semantic Adaptive Margin's settings (eq. 7, :func:`~itmlib.losses.sam_loss`), used when a
+    :class:`TrainConfig`'s ``loss`` is ``"sam"``. Stored and hashed flat, beside the other fields of the run
+    (:func:`config_dict`), so that the names a member record and the explorer use are these."""
 
-    ``model`` is the typed config of the model trained (:class:`~itmlib.models.vse.VSEConfig`
-    or :class:`~itmlib.models.teran.TERANConfig`); the rest is the loss and the optimiser."""
-
-    loss: str = "triplet"            # "triplet" (VSE++) or "sam"
-    margin: float = 0.2
-    max_violation: bool = True
-    warmup_epochs: int = 1           # epochs summing over all negatives before max_violation (VSE-infinity's warm-up)
     tau: float = 5.0                 # SAM temperature
     sampling: str = "soft"           # SAM negatives: hard / soft / random
     sam_mode: str = "paper"          # "paper" (eq. 7) or "reference" (public code)
@@ -98,6 +94,35 @@ class TrainConfig:
     phi_control: str = "none"        # "shuffled": the negatives' φ permuted within the batch (SAM's control arm)
     phi_self: str = "include"        # "leave_one_out": G_p without the positive's own caption c_p
     sam_warmup: bool = False         # during warmup_epochs the SAM hinge sums over all negatives, as the triplet does
+
+    def __post_init__(self) -> None:
+        check_choice("sampling", self.sampling, SAMPLINGS)
+        check_choice("sam_mode", self.sam_mode, ("paper", "reference"))
+        check_choice("phi_control", self.phi_control, ("none", "shuffled"))
+        check_choice("phi_self", self.phi_self, ("include", "leave_one_out"))
+        if self.sam_weight < 0:
+            raise ValueError(f"sam_weight must be >= 0, got {self.sam_weight}")
+        check_positive("tau", self.tau)
+
+
+#: SAMConfig's field names: in a flat config (a record's, :meth:`TrainConfig.of`) they set ``sam``
+SAM_FIELDS = tuple(f.name for f in dataclasses.fields(SAMConfig))
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Everything that determines a training run (its hash names the checkpoint).
+
+    ``model`` is the typed config of the model trained (:class:`~itmlib.models.vse.VSEConfig`
+    or :class:`~itmlib.models.teran.TERANConfig`), ``sam`` the SAM loss's settings (read with
+    ``loss="sam"``); the rest is the loss and the optimiser. :meth:`of` builds one from flat fields, as a
+    member record stores them."""
+
+    loss: str = "triplet"            # "triplet" (VSE++) or "sam"
+    margin: float = 0.2
+    max_violation: bool = True
+    warmup_epochs: int = 1           # epochs summing over all negatives before max_violation (VSE-infinity's warm-up)
+    sam: SAMConfig = field(default_factory=SAMConfig)
     epochs: int = 3                  # the most epochs a run trains (its budget)
     patience: int = 0                # early stopping: stop once dev has not improved for this many epochs (0: never)
     batch_size: int = 64
@@ -114,18 +139,13 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         check_model_config(self.model)
+        if not isinstance(self.sam, SAMConfig):
+            raise ValueError(f"sam must be a SAMConfig, got {type(self.sam).__name__}")
         check_choice("loss", self.loss, ("triplet", "sam"))
-        check_choice("sampling", self.sampling, SAMPLINGS)
-        check_choice("sam_mode", self.sam_mode, ("paper", "reference"))
         check_choice("select_by", self.select_by, ("rsum", "nsum", "ndcg"))
-        check_choice("phi_control", self.phi_control, ("none", "shuffled"))
-        check_choice("phi_self", self.phi_self, ("include", "leave_one_out"))
         check_choice("lr_schedule", self.lr_schedule, ("step", "linear"))
         if self.phase_one_lr < 0:
             raise ValueError(f"phase_one_lr must be >= 0 (0: lr), got {self.phase_one_lr}")
-        if self.sam_weight < 0:
-            raise ValueError(f"sam_weight must be >= 0, got {self.sam_weight}")
-        check_positive("tau", self.tau)
         if self.patience < 0:
             raise ValueError(f"patience must be >= 0 (0: no early stopping), got {self.patience}")
         if self.warmup_epochs < 0 or self.lr_warmup_iters < 0:
@@ -141,6 +161,19 @@ class TrainConfig:
     def with_model(self, **fields: Any) -> "TrainConfig":
         """This config with some fields of its model config replaced (e.g. ``pooling="mwsr"``)."""
         return dataclasses.replace(self, model=dataclasses.replace(self.model, **fields))
+
+    def with_sam(self, **fields: Any) -> "TrainConfig":
+        """This config with some SAM settings replaced (e.g. ``phi_control="shuffled"``)."""
+        return dataclasses.replace(self, sam=dataclasses.replace(self.sam, **fields))
+
+    @classmethod
+    def of(cls, **fields: Any) -> "TrainConfig":
+        """A config from flat fields - its own and :class:`SAMConfig`'s by name (``loss="sam", tau=3``), the way
+        a member record and the explorer name them."""
+        sam = {k: fields.pop(k) for k in SAM_FIELDS if k in fields}
+        if sam:
+            fields["sam"] = dataclasses.replace(fields.get("sam", SAMConfig()), **sam)
+        return cls(**fields)
 
 
 #: fields added after checkpoints existed: left out of the stored config (and the hash) while at these
@@ -165,9 +198,13 @@ _LATER_MODEL_FIELDS = {"finetune_layers": 0, "select_after": 0, "rule3": "phrase
 
 
 def config_dict(cfg: TrainConfig) -> dict[str, Any]:
-    """The config as stored in checkpoints and hashed: the model config nested with its kind
-    (fields of :data:`_LATER_FIELDS` left out at their defaults)."""
-    d = {k: v for k, v in dataclasses.asdict(cfg).items() if not (k in _LATER_FIELDS and v == _LATER_FIELDS[k])}
+    """The config as stored in checkpoints and hashed: SAM's settings flat in their old place (after
+    ``warmup_epochs``, so every committed checkpoint and record keeps its hash and its bytes), the model config
+    nested with its kind (fields of :data:`_LATER_FIELDS` left out at their defaults)."""
+    flat: dict[str, Any] = {}
+    for k, v in dataclasses.asdict(cfg).items():
+        flat.update(v if k == "sam" else {k: v})
+    d = {k: v for k, v in flat.items() if not (k in _LATER_FIELDS and v == _LATER_FIELDS[k])}
     d["model"] = {"kind": cfg.model.kind, **{k: v for k, v in d["model"].items()
                                              if not (k in _LATER_MODEL_FIELDS and v == _LATER_MODEL_FIELDS[k])}}
     return d
@@ -262,7 +299,7 @@ def checkpoint_folder(cfg: TrainConfig, name: str, ckpt_dir: str | os.PathLike[s
     return resolve_path(ckpt_dir) / f"{name}-{config_hash(cfg)}"
 
 
-def _phase_one(cfg: TrainConfig) -> tuple[TrainConfig, str] | None:
+def phase_one_run(cfg: TrainConfig) -> tuple[TrainConfig, str] | None:
     """A two-phase model's first phase as its own run (config, name), or None."""
     if hasattr(cfg.model, "phase_one") and 0 < cfg.model.intra_epochs < cfg.epochs:
         return dataclasses.replace(cfg, epochs=cfg.model.intra_epochs, model=cfg.model.phase_one(),
@@ -282,17 +319,134 @@ def epochs_done(cfg: TrainConfig, name: str, ckpt_dir: str | os.PathLike[str]) -
         return int(_load(folder / "last.pt")["epoch"]) if (folder / "last.pt").is_file() else 0
 
     n = saved(checkpoint_folder(cfg, name, ckpt_dir))
-    p1 = _phase_one(cfg)
+    p1 = phase_one_run(cfg)
     if n == 0 and p1 is not None:
         n = saved(checkpoint_folder(*p1, ckpt_dir))
     return min(n, cfg.epochs)
+
+
+@dataclass
+class _Run:
+    """A run as :func:`train` holds it between epochs: the model and optimiser, where the checkpoints go, and
+    what the epochs so far selected."""
+
+    model: ITMModel
+    vocab: Vocab
+    opt: torch.optim.Optimizer
+    sched: torch.optim.lr_scheduler.StepLR
+    folder: Path
+    start: int = 0
+    best_score: float = -np.inf
+    best_epoch: int = -1
+    history: list[dict[str, float]] = field(default_factory=list)
+    earlier: float = 0.0        # training seconds of the calls this one resumed from (NaN: not kept)
+
+
+def _open_run(cfg: TrainConfig, train_ds: ITMDataset, dev_ds: ITMDataset, dev_relevance: Any,
+              ckpt_dir: str | os.PathLike[str], name: str, device: str, progress: bool) -> _Run:
+    """The run of ``cfg`` as its checkpoints leave it: resumed from ``last.pt``, started from a shared first
+    phase (trained here first when absent), or new - the initial weights seeded from the config's seed."""
+    folder = checkpoint_folder(cfg, name, ckpt_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    last = folder / "last.pt"
+    (folder / "config.json").write_text(json.dumps(config_dict(cfg), indent=1, sort_keys=True))
+    state = _load(last) if last.is_file() else None
+    shared = None
+    if state is None and phase_one_run(cfg) is not None:
+        # a two-phase model (SSAMT): the first phase is its own run, shared by every config that agrees on it
+        p1, p1_name = phase_one_run(cfg)
+        r1 = train(p1, train_ds, dev_ds, dev_relevance=dev_relevance, ckpt_dir=ckpt_dir, name=p1_name,
+                   device=device, progress=progress)
+        shared = _load(r1.checkpoint.parent / "last.pt")
+    torch.manual_seed(_epoch_seed(cfg.seed, -1))  # the initial weights
+    vocab_words = state["vocab"] if state else shared["vocab"] if shared else None
+    model, vocab = build_model(cfg.model, train_ds, Vocab(vocab_words) if vocab_words is not None else None)
+    model.to(device)
+    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
+    run = _Run(model, vocab, opt, torch.optim.lr_scheduler.StepLR(opt, step_size=cfg.lr_decay_epochs, gamma=0.1), folder)
+    if state:
+        if state["config"] != config_dict(cfg):
+            raise ValueError(f"{last} holds another config; delete the folder or change ckpt_dir")
+        model.load_state_dict(state["model"])
+        opt.load_state_dict(state["optimizer"])
+        run.sched.load_state_dict(state["scheduler"])
+        run.start, run.best_score, run.best_epoch = int(state["epoch"]), float(state["best_score"]), int(state["best_epoch"])
+        run.history = [dict(h) for h in state["history"]]
+        run.earlier = float(state.get("seconds", np.nan))
+        if state.get("stopped"):   # stopped early: nothing left to train
+            run.start = cfg.epochs
+        logger.info("resuming %s at epoch %d", folder.name, run.start)
+    elif shared:
+        model.load_state_dict(shared["model"])
+        run.start, run.history = int(shared["epoch"]), [dict(h) for h in shared["history"]]
+    return run
+
+
+def _set_lr(opt: torch.optim.Optimizer, cfg: TrainConfig, epoch: int, b: int, n_batches: int, first_epoch: int) -> None:
+    """Batch ``b`` of ``epoch``'s learning rate where the schedule sets it per update: the ``"linear"``
+    schedule over this run's own updates (a second phase starts its own), or the step schedule's linear
+    warm-up over its first ``lr_warmup_iters`` iterations (elsewhere the epoch's StepLR rate stands)."""
+    step = epoch * n_batches + b             # global iteration, the same after a resume
+    if cfg.lr_schedule == "linear":
+        run_steps = (cfg.epochs - first_epoch) * n_batches
+        warm = cfg.lr_warmup_iters or run_steps // 10
+        for g in opt.param_groups:
+            g["lr"] = linear_lr(cfg.lr, step - first_epoch * n_batches, run_steps, min(warm, run_steps - 1))
+    elif step <= cfg.lr_warmup_iters and cfg.lr_warmup_iters:
+        for g in opt.param_groups:
+            g["lr"] = cfg.lr * 0.1 ** (epoch // cfg.lr_decay_epochs) * min(1.0, (step + 1) / cfg.lr_warmup_iters)
+
+
+def _batch_loss(model: ITMModel, cfg: TrainConfig, train_ds: ITMDataset, text: dict[str, torch.Tensor],
+                cap_idx: np.ndarray, epoch: int, cider: Any, gen: torch.Generator, shuffle_gen: torch.Generator,
+                device: str) -> torch.Tensor | None:
+    """One batch's loss: the model's own (``batch_loss``, SSAMT's eqs. 1-4; None when the batch has no
+    negative), else eq. 6 (triplet) or eq. 7 (SAM) on :func:`score_batch`'s scores. Hardest negatives once
+    the ``warmup_epochs`` are over (with ``max_violation``)."""
+    hardest = cfg.max_violation and epoch >= cfg.warmup_epochs
+    if hasattr(model, "batch_loss"):
+        return model.batch_loss(train_ds, text, cap_idx, epoch=epoch, margin=cfg.margin, hardest=hardest, device=device)
+    scores, same, img_idx = score_batch(model, train_ds, text, cap_idx, device)
+    if cfg.loss == "triplet":
+        return triplet_loss(scores, cfg.margin, hardest, same)
+    sam = cfg.sam
+    phi = batch_phi(cider, img_idx, cap_idx, leave_one_out=sam.phi_self == "leave_one_out")
+    loss, _ = sam_loss(scores, phi, tau=sam.tau, sampling=sam.sampling, mode=sam.sam_mode, keep_triplet=sam.keep_triplet,
+                       margin=cfg.margin, max_violation=hardest, positive_mask=same, generator=gen,
+                       phi_control=sam.phi_control, sam_weight=sam.sam_weight, control_generator=shuffle_gen,
+                       all_negatives=sam.sam_warmup and cfg.max_violation and epoch < cfg.warmup_epochs)
+    return loss
+
+
+def _end_epoch(run: _Run, cfg: TrainConfig, epoch: int, losses: list[float], dev_ds: ITMDataset, dev_relevance: Any,
+               device: str, first_selectable: int, t0: float) -> bool:
+    """After ``epoch``: score dev, log it, keep ``best.pt`` when it is the best selectable epoch so far, write
+    ``last.pt`` (with the training seconds since ``t0``, this call's start) and ``progress.json``; True when
+    early stopping (``patience``) ends the run here."""
+    run.sched.step()
+    scores_dev = dev_scores(run.model, run.vocab, dev_ds, dev_relevance, device)
+    sel = scores_dev[{"rsum": "rsum", "nsum": "nsum", "ndcg": "ndcg_sum"}[cfg.select_by]]
+    run.history.append({"epoch": epoch + 1, "loss": float(np.mean(losses)) if losses else 0.0,
+                        **{f"dev_{k}": v for k, v in scores_dev.items()}})
+    if sel > run.best_score and epoch >= first_selectable:
+        run.best_score, run.best_epoch = sel, epoch + 1
+        _save(run.folder / "best.pt", {"model": run.model.state_dict(), "epoch": epoch + 1, "config": config_dict(cfg),
+                                       "vocab": run.vocab.itos[2:]})
+    stopped = bool(cfg.patience) and run.best_epoch > 0 and epoch + 1 - run.best_epoch >= cfg.patience
+    _save(run.folder / "last.pt", {"model": run.model.state_dict(), "optimizer": run.opt.state_dict(),
+                                   "scheduler": run.sched.state_dict(), "epoch": epoch + 1, "best_score": run.best_score,
+                                   "best_epoch": run.best_epoch, "history": run.history, "config": config_dict(cfg),
+                                   "vocab": run.vocab.itos[2:], "seconds": run.earlier + time.perf_counter() - t0, "stopped": stopped})
+    (run.folder / "progress.json").write_text(json.dumps({"epoch": epoch + 1, "epochs": cfg.epochs, "stopped": stopped}))
+    return stopped
 
 
 def train(cfg: TrainConfig, train_ds: ITMDataset, dev_ds: ITMDataset, *,
           dev_relevance: np.ndarray | Mapping[str, np.ndarray] | None = None,
           ckpt_dir: str | os.PathLike[str] = "runs/checkpoints", name: str = "vse", device: str = "auto",
           progress: bool = True, stop_after: int | None = None) -> TrainResult:
-    """Train (or resume, or load a finished run) and return the best-on-dev model.
+    """Train (or resume, or load a finished run) and return the best-on-dev model: :func:`_open_run`, then per
+    epoch the batches (:func:`_set_lr`, :func:`_batch_loss`) and :func:`_end_epoch`.
 
     ``stop_after``: stop after that many epochs of this call (to simulate an interruption in tests).
     """
@@ -304,55 +458,18 @@ def train(cfg: TrainConfig, train_ds: ITMDataset, dev_ds: ITMDataset, *,
     if train_ds.regions.shape[1] == 0:
         raise ValueError(f"{train_ds.name}/{train_ds.split} has no image features to train on")
     device = resolve_device(device)
-    folder = checkpoint_folder(cfg, name, ckpt_dir)
-    folder.mkdir(parents=True, exist_ok=True)
-    last, best = folder / "last.pt", folder / "best.pt"
-    (folder / "config.json").write_text(json.dumps(config_dict(cfg), indent=1, sort_keys=True))
-    state = _load(last) if last.is_file() else None
-    shared = None
-    if state is None and _phase_one(cfg) is not None:
-        # a two-phase model (SSAMT): the first phase is its own run, shared by every config that agrees on it
-        p1, p1_name = _phase_one(cfg)
-        r1 = train(p1, train_ds, dev_ds, dev_relevance=dev_relevance, ckpt_dir=ckpt_dir, name=p1_name,
-                   device=device, progress=progress)
-        shared = _load(r1.checkpoint.parent / "last.pt")
-    torch.manual_seed(_epoch_seed(cfg.seed, -1))  # the initial weights
-    vocab_words = state["vocab"] if state else shared["vocab"] if shared else None
-    model, vocab = build_model(cfg.model, train_ds, Vocab(vocab_words) if vocab_words is not None else None)
-    model.to(device)
-    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
-    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=cfg.lr_decay_epochs, gamma=0.1)
-    history: list[dict[str, float]] = []
-    start, best_score, best_epoch = 0, -np.inf, -1
-    earlier = 0.0
-    if state:
-        if state["config"] != config_dict(cfg):
-            raise ValueError(f"{last} holds another config; delete the folder or change ckpt_dir")
-        model.load_state_dict(state["model"])
-        opt.load_state_dict(state["optimizer"])
-        sched.load_state_dict(state["scheduler"])
-        start, best_score, best_epoch = int(state["epoch"]), float(state["best_score"]), int(state["best_epoch"])
-        history = [dict(h) for h in state["history"]]
-        earlier = float(state.get("seconds", np.nan))
-        if state.get("stopped"):   # stopped early: nothing left to train
-            start = cfg.epochs
-        logger.info("resuming %s at epoch %d", folder.name, start)
-    elif shared:
-        model.load_state_dict(shared["model"])
-        start, history = int(shared["epoch"]), [dict(h) for h in shared["history"]]
-    cider = None
-    if cfg.loss == "sam" and start < cfg.epochs:
-        cider = phi_index(train_ds)
+    run = _open_run(cfg, train_ds, dev_ds, dev_relevance, ckpt_dir, name, device, progress)
+    model, vocab = run.model, run.vocab
+    cider = phi_index(train_ds) if cfg.loss == "sam" and run.start < cfg.epochs else None
     # a model that needs more than the captions (SSAMT: phrases and image labels) reads them off the dataset
     text = model.dataset_inputs(train_ds, vocab) if hasattr(model, "dataset_inputs") else \
         model.text_inputs(train_ds.captions, vocab)
     first_selectable = model.first_selectable_epoch(cfg.epochs) if hasattr(model, "first_selectable_epoch") else 0
-    first_epoch = cfg.model.intra_epochs if _phase_one(cfg) is not None else 0   # where this run's schedule starts
+    first_epoch = cfg.model.intra_epochs if phase_one_run(cfg) is not None else 0   # where this run's schedule starts
     t0 = time.perf_counter()
-    ran = 0
-    if start < cfg.epochs:
-        log_line(f"[train] {name}: training epochs {start} -> {cfg.epochs} ({train_ds.n_images} images, device {device})")
-    for epoch in range(start, cfg.epochs):
+    if run.start < cfg.epochs:
+        log_line(f"[train] {name}: training epochs {run.start} -> {cfg.epochs} ({train_ds.n_images} images, device {device})")
+    for ran, epoch in enumerate(range(run.start, cfg.epochs)):
         if stop_after is not None and ran >= stop_after:
             break
         es = _epoch_seed(cfg.seed, epoch)
@@ -368,59 +485,20 @@ def train(cfg: TrainConfig, train_ds: ITMDataset, dev_ds: ITMDataset, *,
             cap_idx = order[s:s + cfg.batch_size]
             if cap_idx.size < 2:
                 continue
-            step = epoch * len(starts) + b             # global iteration, the same after a resume
-            if cfg.lr_schedule == "linear":   # this run's own updates: a second phase starts its own schedule
-                run_steps = (cfg.epochs - first_epoch) * len(starts)
-                warm = cfg.lr_warmup_iters or run_steps // 10
-                for g in opt.param_groups:
-                    g["lr"] = linear_lr(cfg.lr, step - first_epoch * len(starts), run_steps, min(warm, run_steps - 1))
-            elif step <= cfg.lr_warmup_iters and cfg.lr_warmup_iters:   # linear lr warm-up, then the step schedule's lr
-                for g in opt.param_groups:
-                    g["lr"] = cfg.lr * 0.1 ** (epoch // cfg.lr_decay_epochs) * min(1.0, (step + 1) / cfg.lr_warmup_iters)
-            hardest = cfg.max_violation and epoch >= cfg.warmup_epochs
-            if hasattr(model, "batch_loss"):  # a model with its own losses (SSAMT, eqs. 1-4)
-                loss = model.batch_loss(train_ds, text, cap_idx, epoch=epoch, margin=cfg.margin, hardest=hardest,
-                                        device=device)
-                if loss is None:   # no negative in this batch (SSAMT's phase 2)
-                    continue
-            else:
-                scores, same, img_idx = score_batch(model, train_ds, text, cap_idx, device)
-                if cfg.loss == "triplet":
-                    loss = triplet_loss(scores, cfg.margin, hardest, same)
-                else:
-                    phi = batch_phi(cider, img_idx, cap_idx, leave_one_out=cfg.phi_self == "leave_one_out")
-                    loss, _ = sam_loss(scores, phi, tau=cfg.tau, sampling=cfg.sampling,
-                                       mode=cfg.sam_mode, keep_triplet=cfg.keep_triplet, margin=cfg.margin,
-                                       max_violation=hardest, positive_mask=same, generator=gen,
-                                       phi_control=cfg.phi_control, sam_weight=cfg.sam_weight, control_generator=shuffle_gen,
-                                       all_negatives=cfg.sam_warmup and cfg.max_violation and epoch < cfg.warmup_epochs)
-            opt.zero_grad()
+            _set_lr(run.opt, cfg, epoch, b, len(starts), first_epoch)
+            loss = _batch_loss(model, cfg, train_ds, text, cap_idx, epoch, cider, gen, shuffle_gen, device)
+            if loss is None:   # no negative in this batch (SSAMT's phase 2)
+                continue
+            run.opt.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
-            opt.step()
+            run.opt.step()
             losses.append(float(loss.detach()))
-        sched.step()
-        scores_dev = dev_scores(model, vocab, dev_ds, dev_relevance, device)
-        sel = scores_dev[{"rsum": "rsum", "nsum": "nsum", "ndcg": "ndcg_sum"}[cfg.select_by]]
-        history.append({"epoch": epoch + 1, "loss": float(np.mean(losses)) if losses else 0.0,
-                        **{f"dev_{k}": v for k, v in scores_dev.items()}})
-        if sel > best_score and epoch >= first_selectable:
-            best_score, best_epoch = sel, epoch + 1
-            _save(best, {"model": model.state_dict(), "epoch": epoch + 1, "config": config_dict(cfg),
-                         "vocab": vocab.itos[2:]})
-        stopped = bool(cfg.patience) and best_epoch > 0 and epoch + 1 - best_epoch >= cfg.patience
-        _save(last, {"model": model.state_dict(), "optimizer": opt.state_dict(), "scheduler": sched.state_dict(),
-                     "epoch": epoch + 1, "best_score": best_score, "best_epoch": best_epoch, "history": history,
-                     "config": config_dict(cfg), "vocab": vocab.itos[2:],
-                     "seconds": earlier + time.perf_counter() - t0, "stopped": stopped})
-        (folder / "progress.json").write_text(json.dumps({"epoch": epoch + 1, "epochs": cfg.epochs, "stopped": stopped}))
-        ran += 1
-        if stopped:
-            log_line(f"[train] {name}: stopped at epoch {epoch + 1}: dev best at {best_epoch}, no gain for {cfg.patience}")
+        if _end_epoch(run, cfg, epoch, losses, dev_ds, dev_relevance, device, first_selectable, t0):
+            log_line(f"[train] {name}: stopped at epoch {epoch + 1}: dev best at {run.best_epoch}, no gain for {cfg.patience}")
             break
+    best = run.folder / "best.pt"
     if best.is_file():
         model.load_state_dict(_load(best)["model"])
-    return TrainResult(model=model, vocab=vocab, history=pd.DataFrame(history), best_epoch=best_epoch,
-                       checkpoint=best, seconds=time.perf_counter() - t0, earlier_seconds=earlier)
-
-
+    return TrainResult(model=model, vocab=vocab, history=pd.DataFrame(run.history), best_epoch=run.best_epoch,
+                       checkpoint=best, seconds=time.perf_counter() - t0, earlier_seconds=run.earlier)
