@@ -68,10 +68,12 @@ def tiny(smoke_split):
     return smoke_split("train", 80), smoke_split("dev", 30)
 
 
-#: seconds each notebook's smoke run took on the 2-core machine (a contended in-tree run, 2026-11-28): what
+#: seconds each notebook's smoke run took in a fresh clone's `make test` on the 2-core machine (04: after its smoke grid went to
+#: two epochs, estimated from a contended run): what
 #: spreads the notebook runs over the workers, longest first, each to the least loaded
-NOTEBOOK_SECONDS = {"04_sam": 548, "06_phrase_labels": 483, "10_real_language": 326, "02_semantic_metrics": 278,
-                    "08_teran": 249, "00_data_tour": 60, "05_sam_reduced_data": 60, "07_semantic_neighborhoods": 60}
+NOTEBOOK_SECONDS = {"06_phrase_labels": 469, "08_teran": 245, "10_real_language": 238, "04_sam": 200,
+                    "02_semantic_metrics": 201, "07_semantic_neighborhoods": 148, "05_sam_reduced_data": 134,
+                    "03_vse_baseline": 47, "00_data_tour": 20}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -58,6 +58,10 @@ def test_start_run_resolves_against_repo_root_and_logs(tmp_path, monkeypatch):
     meta, _ = read_table(run.table_dir / "t.csv")
     assert meta["dataset"] == "coco" and meta["seed"] == "3"
     assert "run 00_test" in (run.table_dir / "run.log").read_text()
+    # what a reader sees names the repository's folder, never this machine's path
+    assert run.describe() == "00_test: scale smoke, seed 3, device cpu; tables go to out/res/00_test/"
+    outside = start_run("00_test", scale="smoke", device="cpu", results_dir=tmp_path.parent / "elsewhere")
+    assert outside.describe().endswith(f"tables go to {tmp_path.parent / 'elsewhere' / '00_test'}/")
 
 
 @pytest.mark.parametrize("kw,match", [({"dataset": "flickr"}, "dataset"), ({"scale": "huge"}, "scale"),

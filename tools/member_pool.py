@@ -58,11 +58,18 @@ def _load(world: str, p: dict) -> tuple:
     return tuple(load_dataset(world, s, scale=p["scale"], seed=p["seed"]) for s in ("train", "dev", "test"))
 
 
+def _source(world: str, p: dict) -> str:
+    """The training split's description, which every member's config carries (the plan needs no other split)."""
+    from itmlib.data import load_dataset
+
+    return load_dataset(world, "train", scale=p["scale"], seed=p["seed"]).source
+
+
 # ----- 06: SSAMT ------------------------------------------------------------------------------------------
 def _members_06(p: dict) -> list:
     from itmlib.papers import ssamt
 
-    return [m for g in ssamt.grids(p, _load("synthetic", p)[0].source).values() for m in g.members()]
+    return [m for g in ssamt.grids(p, _source("synthetic", p)).values() for m in g.members()]
 
 
 def _world_06(kind: str, p: dict, device: str) -> dict:
@@ -79,7 +86,7 @@ def _world_06(kind: str, p: dict, device: str) -> dict:
 def _members_07(p: dict) -> list:
     from itmlib.papers import neighborhoods
 
-    plan = neighborhoods.grids(p, news_data=_load(p["dataset"], p)[0].source, literal_data=_load("synthetic", p)[0].source)
+    plan = neighborhoods.grids(p, news_data=_source(p["dataset"], p), literal_data=_source("synthetic", p))
     return [m for g in plan.values() for m in g.members()]
 
 
@@ -124,7 +131,7 @@ def _members_08(p: dict) -> list:
     """08's grid, the headline arms seed by seed first: a pool cut off part-way leaves paired seeds."""
     from itmlib.papers import teran
 
-    grid = teran.grids(p, _load(p["dataset"], p)[0].source)["teran"]
+    grid = teran.grids(p, _source(p["dataset"], p))["teran"]
     members = grid.members()
     heads = [m for m in members if m.name in grid.headline]
     return sorted(heads, key=lambda m: m.seed) + [m for m in members if m.name not in grid.headline]
@@ -154,7 +161,7 @@ def _members_10(p: dict) -> list:
     from itmlib.papers import neighborhoods
     from itmlib.papers import ssamt, teran
 
-    src = _load(p["dataset"], p)[0].source
+    src = _source(p["dataset"], p)
     seeds = range(p["seed"], p["seed"] + p["n_seeds"])
     out: list[tuple] = []
     if "sam" in p["papers"]:

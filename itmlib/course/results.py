@@ -33,7 +33,7 @@ import pandas as pd
 
 from .. import __version__
 from ..config import check_choice, get_scale, resolve_device, set_seed
-from ..paths import atomic_write_text, resolve_path
+from ..paths import atomic_write_text, repo_root, resolve_path
 from ..training.context import RunContext
 
 __all__ = ["Run", "start_run", "write_table", "read_table", "atomic_write_text"]
@@ -128,6 +128,13 @@ class Run:
         """Where this notebook's grids keep their member records (:meth:`grid_context`'s ``record_dir``):
         the rows behind its tables, one small JSON per trained model, committed with ``results/``."""
         return self.table_dir / "members"
+
+    def describe(self) -> str:
+        """One line for a reader: the notebook, its scale, seed and device, and where its tables go (relative to
+        the repository when they go inside it, so the line reads the same on every machine)."""
+        root = repo_root()
+        where = self.table_dir.relative_to(root) if self.table_dir.is_relative_to(root) else self.table_dir
+        return f"{self.notebook}: scale {self.scale}, seed {self.seed}, device {self.device}; tables go to {where}/"
 
     def grid_context(self, *, progress: bool = True) -> RunContext:
         """The :class:`~itmlib.training.context.RunContext` every grid of this run takes: the run's device, its
