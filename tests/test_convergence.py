@@ -201,3 +201,51 @@ def test_a_claims_arm_is_the_recipe_its_rows_came_from_when_a_member_was_retrain
     assert arms == "TERAN mrsw@1[epochs=4,patience=None]" and bad == [f"{arms}: still rising"]
     arms, bad = _arms(tr, claim, rows.iloc[:1].assign(rsum=432.0))
     assert arms == "TERAN mrsw@1[epochs=20,patience=3]" and bad == []
+
+
+def test_no_committed_verdict_rests_on_an_arm_that_did_not_train():
+    """An independent check of the gate on the committed claims tables of 04-08 and 10, straight from the member
+    records (not through :mod:`itmlib.training.convergence`): an arm did not train when more than half its seeds are
+    best at their last epoch with the selection metric up more than 1% over the last two epochs, or more than half
+    are best at epoch 1 after 4 or more epochs. No holds / does not hold / inconclusive may name such an arm,
+    unless its training cell states that it collapses under every recipe probed; and each claim the gate withholds
+    names at least one arm this rule finds untrained."""
+    import json
+    import re
+    from pathlib import Path
+
+    import pandas as pd
+
+    root = Path(__file__).resolve().parents[1] / "results"
+    key = {"rsum": "dev_rsum", "nsum": "dev_nsum", "ndcg": "dev_ndcg_sum"}
+    checked = {False: 0, True: 0}
+    for nb in ("04_sam", "05_sam_reduced_data", "06_phrase_labels", "07_semantic_neighborhoods", "08_teran",
+               "10_real_language"):
+        records = [json.loads(p.read_text()) for p in (root / nb / "members").glob("*.json")]
+        claims = pd.read_csv(root / nb / "claims.csv", comment="#")
+
+        def untrained(arm: str) -> bool:
+            m = re.fullmatch(r"(.+)@([0-9.]+)(?:\[(.*)\])?", arm.strip())
+            assert m, arm
+            name, fraction, extra = m.group(1), float(m.group(2)), m.group(3)
+            want = dict(kv.split("=", 1) for kv in extra.split(",")) if extra else {}
+            seeds = {}
+            for r in records:
+                if r["member"] == name and abs(r["fraction"] - fraction) < 1e-9 and \
+                        all(str(r["config"].get(k)) == v for k, v in want.items()):
+                    seeds[r["seed"]] = (r["rows"][0]["best_epoch"], r["history"][key[r["config"]["select_by"]]])
+            assert seeds, f"{nb}: no records for {arm}"
+            rising = sum(b == len(h) and len(h) >= 3 and (h[-1] - h[-3]) / abs(h[-3]) > 0.01 for b, h in seeds.values())
+            first = sum(b == 1 and len(h) >= 4 for b, h in seeds.values())
+            return max(rising, first) > len(seeds) / 2
+
+        for _, c in claims.iterrows():
+            judged = str(c.verdict).startswith(("holds", "does not hold", "inconclusive"))
+            gated = str(c.verdict).startswith(("not judged (still rising)", "not judged (selected at epoch 1)"))
+            if not (judged or gated) or "collapses (probed" in str(c.training):
+                continue
+            arms = [a for col in ("model_arms", "baseline_arms") if isinstance(c[col], str) for a in c[col].split(";")]
+            bad = [a for a in arms if untrained(a)]
+            assert bool(bad) == gated, f"{nb} {c.id}: {c.verdict}, arms that did not train by this rule: {bad}"
+            checked[gated] += 1
+    assert checked[False] > 30 and checked[True] > 20     # both ways: judged on trained arms, gated on untrained ones
