@@ -43,29 +43,35 @@ def test_a_grid_expands_into_its_members_headline_arms_first_by_hand():
 
 def test_the_pool_trains_the_plan_the_notebook_runs(pool):
     """06, 07 and 08 run their grids from their paper module's plan (``ssamt.grids``, ``neighborhoods.grids``,
-    ``teran.grids``); the
-    pool's members are that plan's members, one by one and in its order."""
+    ``teran.grids``), 10 from ``itmlib.course.real_language.grids``; the pool's members are that plan's members,
+    one by one and in its order (10's full-data VSE++, in two of its grids, once)."""
     from itmlib.papers import neighborhoods
     from itmlib.papers import ssamt, teran
     from itmlib.training.train import config_hash
 
     key = lambda ms: [(m.name, config_hash(m.config), m.fraction, m.seed, m.world) for m in ms]  # noqa: E731
     p6 = pool.notebook_params("06_phrase_labels", "medium")
-    plan6 = ssamt.grids(p6, pool._load("synthetic", p6)[0].source)
+    plan6 = ssamt.grids(p6, pool._source("synthetic", p6))
     assert key(pool.PLANS["06_phrase_labels"][0](p6)) == key(m for g in plan6.values() for m in g.members())
     assert set(plan6) == {"table3", "longer", "vse"} | {f"table5 {f:g}" for f in p6["fractions"] if f < 1}
     p7 = pool.notebook_params("07_semantic_neighborhoods", "medium")
-    plan7 = neighborhoods.grids(p7, pool._load(p7["dataset"], p7)[0].source, pool._load("synthetic", p7)[0].source)
+    plan7 = neighborhoods.grids(p7, pool._source(p7["dataset"], p7), pool._source("synthetic", p7))
     assert key(pool.PLANS["07_semantic_neighborhoods"][0](p7)) == key(m for g in plan7.values() for m in g.members())
     p8 = pool.notebook_params("08_teran", "medium")
-    plan8 = teran.grids(p8, pool._load("synthetic", p8)[0].source)["teran"]
+    plan8 = teran.grids(p8, pool._source("synthetic", p8))["teran"]
     todo8 = pool.PLANS["08_teran"][0](p8)
     assert sorted(key(todo8)) == sorted(key(plan8.members()))
     heads = [m for m in todo8 if m.name in plan8.headline]          # seed by seed: a pool cut short leaves pairs
     assert todo8[:len(heads)] == heads and [m.seed for m in heads] == sorted(m.seed for m in heads)
     assert len(heads) == 5 * len(plan8.headline) and "TERAN mrsw" in plan8.headline
+    from itmlib.course import real_language
+
+    p10 = dict(pool.notebook_params("10_real_language", "medium"), papers=["sam", "ssamt", "neighborhoods", "teran"])
+    plan10 = real_language.grids(p10, pool._source(p10["dataset"], p10))
+    todo10 = pool.PLANS["10_real_language"][0](p10)
+    assert key(todo10) == key(real_language.members(plan10)) and len(todo10) < sum(len(g.members()) for g in plan10.values())
     for nb, call in (("06_phrase_labels", "ssamt.grids("), ("07_semantic_neighborhoods", "neighborhoods.grids("),
-                     ("08_teran", "teran.grids(")):
+                     ("08_teran", "teran.grids("), ("10_real_language", "real_language.grids(")):
         import json
         code = "".join("".join(c["source"]) for c in json.loads((ROOT / "notebooks" / f"{nb}.ipynb").read_text())["cells"]
                        if c["cell_type"] == "code")

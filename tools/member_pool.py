@@ -149,42 +149,12 @@ def _world_08(kind: str, p: dict, device: str) -> dict:
 
 
 # ----- 10: the real-language world ---------------------------------------------------------------------------
-def _sam_configs(p: dict, source: str, arms: list[str]) -> dict:
-    from itmlib.papers import ncs_sam
-
-    return ncs_sam.recipe_configs(p["scale"], arms, data=source, epochs=p["epochs"] or None)
-
-
 def _members_10(p: dict) -> list:
-    """Notebook 10's grids (cells "sam" ... "teran") but SAM's scarce arms, whose fraction is chosen on the
-    baseline's runs first (:func:`_followup_10`): the full-data baseline and the candidates go first."""
-    from itmlib.papers import neighborhoods
-    from itmlib.papers import ssamt, teran
+    """Notebook 10's plan (:func:`itmlib.course.real_language.grids`) but SAM's scarce arms, whose fraction is
+    chosen on the baseline's runs first (:func:`_followup_10`): the full-data baseline and the candidates go first."""
+    from itmlib.course import real_language
 
-    src = _source(p["dataset"], p)
-    seeds = range(p["seed"], p["seed"] + p["n_seeds"])
-    out: list[tuple] = []
-    if "sam" in p["papers"]:
-        vse = _sam_configs(p, src, ["VSE++"])["VSE++"]
-        fds = range(p["seed"], p["seed"] + max(p["full_data_seeds"], 1))
-        out += [Member("VSE++", vse, 1.0, s, "sam") for s in fds]
-        if not p["sam_fraction"]:
-            out += [Member("VSE++", vse, f, p["seed"], "sam") for f in p["candidate_fractions"]]
-        if p["full_data_seeds"]:
-            sam = _sam_configs(p, src, ["VSE++ + SAM"])["VSE++ + SAM"]
-            out += [Member("VSE++ + SAM", sam, 1.0, s, "sam") for s in range(p["seed"], p["seed"] + p["full_data_seeds"])]
-    if "teran" in p["papers"]:
-        main = teran.teran_config(p["scale"], epochs=p["epochs"] or None, data=src)
-        cfgs = teran.comparison_configs(main, p["scale"], True)
-        out += [Member(n, cfgs[n], p["teran_fraction"], s, "teran") for s in seeds for n in ("TERAN mrsw", "TERAN mwsr", "TERN (global)")]
-    if "ssamt" in p["papers"]:
-        cfgs = ssamt.table3_configs(p["scale"], data=src, arms=["+LM", "+PM"], phrase_settings=[True],
-                                    epochs=p["epochs"] or None, phrase_backend="spacy")
-        out += [Member(n, c, p["ssamt_fraction"], s, "ssamt") for s in seeds for n, c in cfgs.items()]
-    if "neighborhoods" in p["papers"]:
-        cfgs = neighborhoods.arm_configs(p["scale"], ["ANG+NP+SYM", "OURS"], data=src, epochs=p["epochs"] or None)
-        out += [Member(n, c, p["neighborhoods_fraction"], s, "neighborhoods") for s in seeds for n, c in cfgs.items()]
-    return out
+    return real_language.members(real_language.grids(p, _source(p["dataset"], p)))
 
 
 def _world_10(kind: str, p: dict, device: str) -> dict:
@@ -210,30 +180,30 @@ def _world_10(kind: str, p: dict, device: str) -> dict:
 def _followup_10(p: dict, records: str, ckpt: str) -> tuple[Any, Any]:
     """(the members that must finish first, a function giving the members that wait on them): SAM's scarce
     arms at the fraction the notebook chooses from the baseline's records (05's rule, as cell "sam")."""
-    from itmlib.training.grid import RunContext, run_grid
+    from itmlib.course import real_language
     from itmlib.papers import ncs_sam
+    from itmlib.training.grid import RunContext, run_grid
 
     if "sam" not in p["papers"]:
         return None, None
     first = lambda m: m.world == "sam" and m.name == "VSE++" and (m.fraction < 1.0 or m.seed < p["seed"] + max(p["full_data_seeds"], 1))  # noqa: E731
 
-    def then() -> list[tuple]:
+    def then() -> list[Member]:
         w = _world_10("sam", p, "cpu")
         kw = dict(test_ds=w["test"], test_relevance=w["rel"], evaluate_fn=w["eval"],
                   context=RunContext(device="cpu", ckpt_dir=ckpt, record_dir=records))
-        vse = _sam_configs(p, w["train"].source, ["VSE++"])
+        plan = real_language.grids(p, w["train"].source)
         target = {"F-10%": ncs_sam.paper_scarcity()["F-10%"]}
         if p["sam_fraction"]:
             chosen = ncs_sam.label_fractions([p["sam_fraction"]], target)
         else:
-            full, _ = run_grid(vse, w["train"], w["dev"], fractions=[1.0],
-                               seeds=range(p["seed"], p["seed"] + max(p["full_data_seeds"], 1)), **kw)
-            cand, _ = run_grid(vse, w["train"], w["dev"], fractions=p["candidate_fractions"], seeds=[p["seed"]], **kw)
+            base, cands = plan["sam baseline"], plan["sam candidates"]
+            full, _ = run_grid(base.configs, w["train"], w["dev"], fractions=base.fractions, seeds=base.seeds, **kw)
+            cand, _ = run_grid(cands.configs, w["train"], w["dev"], fractions=cands.fractions, seeds=cands.seeds, **kw)
             chosen = ncs_sam.choose_fractions(cand, full.rsum.mean(), target)
         f10 = float(chosen.fraction.iloc[0])
         print(f"[pool] SAM's scarce fraction: {f10:g}", flush=True)
-        arms = _sam_configs(p, w["train"].source, ["VSE++", "VSE++ + SAM", "VSE++ + SAM shuffled"])
-        return [Member(n, c, f10, s, "sam") for s in range(p["seed"], p["seed"] + p["n_seeds"]) for n, c in arms.items()]
+        return real_language.scarce_grid(p, w["train"].source, f10).members()
     return first, then
 
 

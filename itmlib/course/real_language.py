@@ -1,0 +1,86 @@
+"""Notebook 10's plan: what each paper trains on the real-language world (``coco_scenes``), one grid per step.
+
+The notebook runs these grids and ``tools/member_pool.py`` trains their members: one plan for both (as the
+paper modules' ``grids`` for 06-08). Every paper keeps its own recipe function; this module only says which
+arms, fractions and seeds notebook 10 asks of each, from its parameters ``p`` (``scale``, ``seed``,
+``n_seeds``, ``papers``, ``epochs``, ``full_data_seeds``, ``sam_fraction``, ``candidate_fractions``,
+``ssamt_fraction``, ``neighborhoods_fraction``, ``teran_fraction``):
+
+* ``"sam baseline"``: VSE++ on every training image (its mean Rsum is what the scarce fraction is measured
+  against), ``"sam candidates"``: VSE++ on each candidate fraction (absent when ``sam_fraction`` fixes it),
+  ``"sam full"``: VSE++ and VSE++ + SAM on every image (the full-data claims); then, once the baseline's
+  records chose the fraction, :func:`scarce_grid` (VSE++, + SAM, + SAM shuffled at that fraction);
+* ``"ssamt"``: +LM and +PM with parsed phrases; ``"neighborhoods"``: ANG+NP+SYM and OURS;
+  ``"teran"``: TERAN MrSw, MwSr and TERN (global).
+
+Each grid's ``world`` names the evaluation its members need (``"sam"``, ``"ssamt"``, ``"neighborhoods"``,
+``"teran"``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from ..training.grid import Grid, Member
+
+__all__ = ["grids", "scarce_grid", "members", "SCARCE_ARMS", "TERAN_ARMS"]
+
+#: SAM's arms at the scarce fraction, and TERAN's arms
+SCARCE_ARMS = ("VSE++", "VSE++ + SAM", "VSE++ + SAM shuffled")
+TERAN_ARMS = ("TERAN mrsw", "TERAN mwsr", "TERN (global)")
+
+
+def _seeds(p: Mapping[str, Any], n: int) -> range:
+    return range(p["seed"], p["seed"] + n)
+
+
+def _sam(p: Mapping[str, Any], data: str, arms: list[str]) -> dict:
+    from ..papers import ncs_sam
+
+    return ncs_sam.recipe_configs(p["scale"], arms, data=data, epochs=p["epochs"] or None)
+
+
+def grids(p: Mapping[str, Any], data: str) -> dict[str, Grid]:
+    """Notebook 10's grids on the training data ``data`` (module docstring), in the order they run."""
+    from ..papers import neighborhoods, ssamt, teran
+
+    papers, epochs, out = p["papers"], p["epochs"] or None, {}
+    if "sam" in papers:
+        vse = _sam(p, data, ["VSE++"])
+        out["sam baseline"] = Grid(vse, (1.0,), _seeds(p, max(p["full_data_seeds"], 1)), "sam")
+        if not p["sam_fraction"]:
+            out["sam candidates"] = Grid(vse, tuple(p["candidate_fractions"]), _seeds(p, 1), "sam")
+        if p["full_data_seeds"]:
+            out["sam full"] = Grid(_sam(p, data, ["VSE++", "VSE++ + SAM"]), (1.0,), _seeds(p, p["full_data_seeds"]), "sam")
+    if "ssamt" in papers:
+        cfgs = ssamt.table3_configs(p["scale"], data=data, arms=["+LM", "+PM"], phrase_settings=[True], epochs=epochs,
+                                    phrase_backend="spacy")
+        out["ssamt"] = Grid(cfgs, (p["ssamt_fraction"],), _seeds(p, p["n_seeds"]), "ssamt")
+    if "neighborhoods" in papers:
+        cfgs = neighborhoods.arm_configs(p["scale"], ["ANG+NP+SYM", "OURS"], data=data, epochs=epochs)
+        out["neighborhoods"] = Grid(cfgs, (p["neighborhoods_fraction"],), _seeds(p, p["n_seeds"]), "neighborhoods")
+    if "teran" in papers:
+        main = teran.teran_config(p["scale"], epochs=epochs, data=data)
+        cfgs = {k: v for k, v in teran.comparison_configs(main, p["scale"], True).items() if k in TERAN_ARMS}
+        out["teran"] = Grid(cfgs, (p["teran_fraction"],), _seeds(p, p["n_seeds"]), "teran")
+    return out
+
+
+def scarce_grid(p: Mapping[str, Any], data: str, fraction: float) -> Grid:
+    """SAM's scarce arms at ``fraction``, the one the baseline's records chose (or ``sam_fraction``)."""
+    return Grid(_sam(p, data, list(SCARCE_ARMS)), (float(fraction),), _seeds(p, p["n_seeds"]), "sam")
+
+
+def members(plan: Mapping[str, Grid]) -> list[Member]:
+    """Every member of ``plan`` once (VSE++ on all the images is in both the baseline and the full-data grid),
+    in the plan's order."""
+    from ..training.train import config_hash
+
+    seen, out = set(), []
+    for g in plan.values():
+        for m in g.members():
+            k = (m.name, config_hash(m.config), m.fraction, m.seed)
+            if k not in seen:
+                seen.add(k)
+                out.append(m)
+    return out
