@@ -43,8 +43,8 @@ def test_a_grid_expands_into_its_members_headline_arms_first_by_hand():
 
 def test_the_pool_trains_the_plan_the_notebook_runs(pool):
     """06, 07 and 08 run their grids from their paper module's plan (``ssamt.grids``, ``neighborhoods.grids``,
-    ``teran.grids``), 10 from ``itmlib.course.real_language.grids``; the pool's members are that plan's members,
-    one by one and in its order (10's full-data VSE++, in two of its grids, once)."""
+    ``teran.grids``), 10 from ``itmlib.course.real_language.grids`` (its members: the 10 test above); the pool's
+    members are that plan's members, one by one and in its order."""
     from itmlib.papers import neighborhoods
     from itmlib.papers import ssamt, teran
     from itmlib.training.train import config_hash
@@ -64,12 +64,6 @@ def test_the_pool_trains_the_plan_the_notebook_runs(pool):
     heads = [m for m in todo8 if m.name in plan8.headline]          # seed by seed: a pool cut short leaves pairs
     assert todo8[:len(heads)] == heads and [m.seed for m in heads] == sorted(m.seed for m in heads)
     assert len(heads) == 5 * len(plan8.headline) and "TERAN mrsw" in plan8.headline
-    from itmlib.course import real_language
-
-    p10 = dict(pool.notebook_params("10_real_language", "medium"), papers=["sam", "ssamt", "neighborhoods", "teran"])
-    plan10 = real_language.grids(p10, pool._source(p10["dataset"], p10))
-    todo10 = pool.PLANS["10_real_language"][0](p10)
-    assert key(todo10) == key(real_language.members(plan10)) and len(todo10) < sum(len(g.members()) for g in plan10.values())
     for nb, call in (("06_phrase_labels", "ssamt.grids("), ("07_semantic_neighborhoods", "neighborhoods.grids("),
                      ("08_teran", "teran.grids("), ("10_real_language", "real_language.grids(")):
         import json
@@ -104,6 +98,13 @@ def test_10_members_are_the_notebooks_arms_and_the_scarce_ones_wait_for_the_base
     assert sorted((m.fraction, m.seed) for m in waited) == \
         sorted([(1.0, s) for s in range(fds)] + [(f, 0) for f in p["candidate_fractions"]])
     assert not pool.PLANS["10_real_language"][0](dict(p, papers=[]))
+    # the pool's members are the notebook's plan (itmlib.course.real_language), 10's full-data VSE++ once
+    from itmlib.course import real_language
+    from itmlib.training.train import config_hash
+
+    key = lambda ms: [(m.name, config_hash(m.config), m.fraction, m.seed, m.world) for m in ms]  # noqa: E731
+    plan = real_language.grids(p, todo[0].config.data)
+    assert key(todo) == key(real_language.members(plan)) and len(todo) < sum(len(g.members()) for g in plan.values())
 
 
 def test_the_schedule_trains_the_chosen_fraction_before_the_held_members_and_a_group_behind_its_first(pool):

@@ -194,14 +194,14 @@ def _member_status(c: TrainConfig, name: str, f: float, s: int, ckpt_dir: str) -
     return MemberStatus(_member_label(name, f, s), epochs_done(c, checkpoint_name(name), ckpt_dir), c.epochs, n)
 
 
-def _member_task(member: Member, data: GridData, context: RunContext,
-                 threads: int | None) -> tuple[tuple[list[dict[str, Any]], pd.DataFrame], float]:
+def _member_task(member: Member, data: GridData,
+                 context: RunContext) -> tuple[tuple[list[dict[str, Any]], pd.DataFrame], float]:
     """One grid member: train or load, evaluate; ((rows, history), the seconds earlier calls spent training the
-    epochs it resumed from). Runs in this process or on a worker (``threads``: torch's threads there)."""
+    epochs it resumed from). Runs in this process or on a worker (with ``context.threads`` torch threads)."""
     import torch
 
-    if threads:
-        torch.set_num_threads(threads)
+    if context.threads:
+        torch.set_num_threads(context.threads)
     name, f, s = member.name, member.fraction, member.seed
     sub, c = member_config(member.config, data.train, f, s)
     r = train(c, sub, data.dev, dev_relevance=data.dev_relevance, ckpt_dir=context.ckpt_dir, name=checkpoint_name(name),
@@ -244,12 +244,12 @@ def _json_number(v: Any) -> Any:
     raise TypeError(f"an evaluator row holds {type(v).__name__}, not a number or string: {v!r}")
 
 
-def _timed_member_task(member: Member, data: GridData, context: RunContext,
-                       threads: int | None) -> tuple[tuple[list[dict[str, Any]], pd.DataFrame], float, float]:
+def _timed_member_task(member: Member, data: GridData,
+                       context: RunContext) -> tuple[tuple[list[dict[str, Any]], pd.DataFrame], float, float]:
     """:func:`_member_task`, the seconds this call took (where it ran), and those the interrupted calls it
     resumed from had spent (NaN where their checkpoint did not keep them)."""
     t0 = time.perf_counter()
-    out, earlier = _member_task(member, data, context, threads)
+    out, earlier = _member_task(member, data, context)
     return out, time.perf_counter() - t0, earlier
 
 
@@ -320,7 +320,7 @@ def run_grid(configs: Mapping[str, TrainConfig], train_ds: ITMDataset, dev_ds: I
     if kind == "inline":
         for i in todo:
             report.start(i)
-            finished(i, *_timed_member_task(members[i], data, context, context.threads))
+            finished(i, *_timed_member_task(members[i], data, context))
     elif todo:
         _run_on_dask(kind, arg, [(i, members[i]) for i in todo], data, context, report, finished)
     report.end()
@@ -461,7 +461,7 @@ def _run_on_dask(kind: str, arg: Any, members: list[tuple[int, Member]], data: G
     try:
         big = client.scatter([data], broadcast=True)[0]   # the datasets once per worker
         # workers may start elsewhere: an absolute path; and they report nothing (the grid does)
-        remote = context.replace(ckpt_dir=str(resolve_path(context.ckpt_dir)), progress=False)
+        remote = context.replace(ckpt_dir=str(resolve_path(context.ckpt_dir)), progress=False, threads=threads)
         # a window of one task per worker thread, the next submitted as one finishes: Dask given every
         # member at once ran them out of order (04's medium grid went from config 1 to 12, 11, ..., 1; most
         # likely work stealing, which moves a busy worker's lowest-priority tasks), breaking setting-major
@@ -474,7 +474,7 @@ def _run_on_dask(kind: str, arg: Any, members: list[tuple[int, Member]], data: G
                 return None
             i, m = item
             report.start(i)
-            fut = client.submit(_timed_member_task, m, big, remote, threads, pure=False,
+            fut = client.submit(_timed_member_task, m, big, remote, pure=False,
                                 key=f"grid-{i}-{checkpoint_name(m.name)}")
             index[fut.key] = i
             return fut
