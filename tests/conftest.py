@@ -68,27 +68,46 @@ def tiny(smoke_split):
     return smoke_split("train", 80), smoke_split("dev", 30)
 
 
-#: seconds each notebook's smoke run took in a fresh clone's `make test` on the 2-core machine (04: after its smoke grid went to
-#: two epochs, estimated from a contended run): what
-#: spreads the notebook runs over the workers, longest first, each to the least loaded
-NOTEBOOK_SECONDS = {"06_phrase_labels": 469, "08_teran": 245, "10_real_language": 238, "04_sam": 200,
-                    "02_semantic_metrics": 201, "07_semantic_neighborhoods": 148, "05_sam_reduced_data": 134,
+#: seconds each notebook's smoke run took in a fresh clone's `make test` on the 2-core machine (benchmarks/README.md,
+#: "How long does `make test` take"): what spreads the notebook runs over the workers, longest first, each to the
+#: least loaded. 02's figure reuses the checkpoints of 03 and 08 and is counted without training them.
+NOTEBOOK_SECONDS = {"10_real_language": 238, "06_phrase_labels": 200, "08_teran": 220, "04_sam": 170,
+                    "07_semantic_neighborhoods": 148, "05_sam_reduced_data": 134, "02_semantic_metrics": 125,
                     "03_vse_baseline": 47, "00_data_tour": 20}
+
+#: a notebook that reads other notebooks' smoke checkpoints (``runs/checkpoints``, keyed by config) runs after them,
+#: on their worker: 02's Figure 3 loads 08's TERAN MrSw and 03's VSE++ rather than training both again
+AFTER = {"02_semantic_metrics": ("08_teran", "03_vse_baseline")}
+
+
+def _stem(item: pytest.Item) -> str:
+    return next((k for k in NOTEBOOK_SECONDS if k in item.nodeid), item.nodeid)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """With several workers (``make test``: ``-n auto --dist loadgroup``) the notebook runs (minutes each) are
     dealt to the workers as groups of about equal length, longest first to the least loaded worker, and go
     first; the short tests fill in around them. Without groups xdist hands out contiguous chunks, and one
-    worker ended with every notebook run while the other sat idle."""
+    worker ended with every notebook run while the other sat idle. A notebook of :data:`AFTER` joins the
+    group of the notebooks it reads, after them (a worker runs its group in the order collected)."""
     items.sort(key=lambda item: item.get_closest_marker("notebook") is None)
+    notebooks = [it for it in items if it.get_closest_marker("notebook")]
+    by_stem = {_stem(it): it for it in notebooks}
+    units: list[list[pytest.Item]] = []
+    for it in notebooks:
+        stem = _stem(it)
+        if any(stem in before and reader in by_stem for reader, before in AFTER.items()):
+            continue                                      # runs inside the unit of the notebook that reads it
+        units.append([by_stem[b] for b in AFTER.get(stem, ()) if b in by_stem] + [it])
+    cost = lambda unit: sum(NOTEBOOK_SECONDS.get(_stem(it), 20) for it in unit)   # noqa: E731
+    units.sort(key=cost, reverse=True)
+    items[:len(notebooks)] = [it for unit in units for it in unit]
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
     if workers < 2:
         return
-    notebooks = [it for it in items if it.get_closest_marker("notebook")]
-    cost = lambda it: next((v for k, v in NOTEBOOK_SECONDS.items() if k in it.nodeid), 20)   # noqa: E731
     load = [0.0] * workers
-    for it in sorted(notebooks, key=cost, reverse=True):
+    for unit in units:
         k = load.index(min(load))
-        load[k] += cost(it)
-        it.add_marker(pytest.mark.xdist_group(name=f"notebooks-{k}"))
+        load[k] += cost(unit)
+        for it in unit:
+            it.add_marker(pytest.mark.xdist_group(name=f"notebooks-{k}"))

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from itmlib.data import load_dataset
+from itmlib.data import dataset_source, load_dataset
 from itmlib.data.coco_scenes import CocoScenesConfig, NUMBERS, _features, build_vocab, scene_of, scene_slots
 from itmlib.relevance import scene_graph
 from itmlib.relevance.scene_graph import parse_cached
@@ -100,6 +100,10 @@ def test_seeded_and_deterministic(test_ds):
     assert other.captions == test_ds.captions and not np.array_equal(other.regions, test_ds.regions)  # noise, boxes
     with pytest.raises(ValueError, match="noise must be >= 0"):
         load_dataset("coco_scenes", "test", scale="smoke", noise=-1)
+    # a plan reads the world's description without building it: the same string, knob and seed included
+    assert dataset_source("coco_scenes", scale="smoke") == test_ds.source
+    assert dataset_source("coco_scenes", seed=1) == other.source != test_ds.source
+    assert ", noise=0.5" in dataset_source("coco_scenes", noise=0.5)
 
 
 def test_a_truncated_parse_cache_is_parsed_again(tmp_path, caplog):

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from itmlib.data import ITMDataset, load_dataset
+from itmlib.data import ITMDataset, dataset_source, load_dataset
 
 
 def _ds(n=4, **kw):
@@ -74,3 +74,20 @@ def test_relevance_missing_is_a_clear_error():
         _ds().relevance()
     with pytest.raises(ValueError, match="no pixels"):
         _ds().render(0)
+
+
+@pytest.mark.parametrize("name, knobs", [("synthetic", {}), ("synthetic", {"seed": 3}),
+                                         ("synthetic_news", {}), ("synthetic_news", {"n_topics": 12, "seed": 2})])
+def test_a_worlds_description_without_building_it_is_the_built_worlds(name, knobs):
+    kw = dict(knobs)
+    seed = kw.pop("seed", 0)
+    built = load_dataset(name, "train", scale="smoke", seed=seed, **kw).source
+    assert dataset_source(name, "train", scale="smoke", seed=seed, **kw) == built
+    assert dataset_source(name, seed=seed + 1, **kw) != built          # the seed is in it
+
+
+def test_a_description_with_a_knob_the_world_lacks_fails_as_loading_would():
+    with pytest.raises(TypeError, match="no_such_knob"):
+        dataset_source("synthetic", no_such_knob=1)
+    with pytest.raises(ValueError, match="dataset"):
+        dataset_source("flickr")

@@ -316,3 +316,20 @@ def test_a_figure_record_stands_in_for_retraining_its_model(tmp_path):
     assert calls == [1] and again.equals(first) and first.margin[0] == pytest.approx(0.123457)
     figure_record(tmp_path, "margins", cfg, compute, fraction=0.25, seed=1)     # another seed: another record
     assert calls == [1, 1] and len(list(tmp_path.glob("figure-margins-*-f0.25-s*.csv"))) == 2
+
+
+def test_a_plans_grid_runs_its_members_and_its_headline_arms_on_their_extra_seeds(tmp_path, tiny):
+    from itmlib.training.grid import Grid
+
+    tr, dv = tiny
+    cfg = TrainConfig(loss="triplet", data="w", **TINY)
+    g = Grid({"a": cfg, "b": dataclasses.replace(cfg, margin=0.1)}, (0.5,), range(1, 2), "w", headline=("b",),
+             headline_seeds=3)
+    runs, history = g.run(tr, dv, dv, dv.relevance(), context=RunContext(ckpt_dir=str(tmp_path), device="cpu"))
+    got = sorted(zip(runs.method, runs.seed, runs.fraction))
+    assert got == sorted((m.name, m.seed, m.fraction) for m in g.members()) == \
+        [("a", 1, 0.5), ("b", 1, 0.5), ("b", 2, 0.5), ("b", 3, 0.5)]
+    assert sorted(set(zip(history.method, history.seed))) == [("a", 1), ("b", 1), ("b", 2), ("b", 3)]
+    alone, _ = run_grid(g.configs, tr, dv, dv, dv.relevance(), fractions=[0.5], seeds=[1],
+                        context=RunContext(ckpt_dir=str(tmp_path), device="cpu"))
+    pd.testing.assert_frame_equal(runs.iloc[:2].reset_index(drop=True), alone)   # the plain grid first, as run_grid gives it

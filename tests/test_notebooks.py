@@ -152,13 +152,13 @@ def _check_06(t):
     assert (t3.rsum > 5 * CHANCE_RSUM).all(), t3.rsum                       # every arm trains
     claims = t("claims").set_index("id")
     assert len(claims) == 12
-    assert not claims.loc["ssamt_pm_helps", "verdict"].startswith("not run")   # base fraction 0.8 (ci/smoke.yaml)
+    assert not claims.loc["ssamt_pm_helps", "verdict"].startswith("not run")   # a base fraction below 1 (ci/smoke.yaml)
     assert not claims.loc["ssamt_false_phrase_found", "verdict"].startswith("not run")
     assert claims.loc["ssamt_pm_phrase_score_i2t", "metric"] == "thr_phrase_i2t"   # judged as a per-pair classifier
     acc = t("table4_mismatch").set_index("method")
-    assert (acc.acc_global_i2t > 70).all()                                    # chance: 50
+    assert (acc.acc_global_i2t > 60).all(), acc.acc_global_i2t               # chance: 50 (64-67 at base fraction 0.5)
     assert (acc.thr_global_i2t > 55).all(), acc.thr_global_i2t                 # a per-pair classifier beats chance (50)
-    assert len(t("longer_training")) == 2                                     # +PM and +LM at 2x the epochs
+    assert len(t("longer_training")) == 2                                     # +PM and +LM with more epochs (ci/smoke.yaml)
     curve = t("rerank_depth").set_index("k")
     assert curve.ms_per_query[10] > curve.ms_per_query[0]                     # re-scoring costs time
 

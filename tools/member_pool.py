@@ -59,10 +59,10 @@ def _load(world: str, p: dict) -> tuple:
 
 
 def _source(world: str, p: dict) -> str:
-    """The training split's description, which every member's config carries (the plan needs no other split)."""
-    from itmlib.data import load_dataset
+    """The training split's description, which every member's config carries (a plan needs nothing else of a world)."""
+    from itmlib.data import dataset_source
 
-    return load_dataset(world, "train", scale=p["scale"], seed=p["seed"]).source
+    return dataset_source(world, "train", scale=p["scale"], seed=p["seed"])
 
 
 # ----- 06: SSAMT ------------------------------------------------------------------------------------------
@@ -181,8 +181,7 @@ def _followup_10(p: dict, records: str, ckpt: str) -> tuple[Any, Any]:
     """(the members that must finish first, a function giving the members that wait on them): SAM's scarce
     arms at the fraction the notebook chooses from the baseline's records (05's rule, as cell "sam")."""
     from itmlib.course import real_language
-    from itmlib.papers import ncs_sam
-    from itmlib.training.grid import RunContext, run_grid
+    from itmlib.training.grid import RunContext
 
     if "sam" not in p["papers"]:
         return None, None
@@ -190,17 +189,10 @@ def _followup_10(p: dict, records: str, ckpt: str) -> tuple[Any, Any]:
 
     def then() -> list[Member]:
         w = _world_10("sam", p, "cpu")
-        kw = dict(test_ds=w["test"], test_relevance=w["rel"], evaluate_fn=w["eval"],
-                  context=RunContext(device="cpu", ckpt_dir=ckpt, record_dir=records))
+        context = RunContext(device="cpu", ckpt_dir=ckpt, record_dir=records)
         plan = real_language.grids(p, w["train"].source)
-        target = {"F-10%": ncs_sam.paper_scarcity()["F-10%"]}
-        if p["sam_fraction"]:
-            chosen = ncs_sam.label_fractions([p["sam_fraction"]], target)
-        else:
-            base, cands = plan["sam baseline"], plan["sam candidates"]
-            full, _ = run_grid(base.configs, w["train"], w["dev"], fractions=base.fractions, seeds=base.seeds, **kw)
-            cand, _ = run_grid(cands.configs, w["train"], w["dev"], fractions=cands.fractions, seeds=cands.seeds, **kw)
-            chosen = ncs_sam.choose_fractions(cand, full.rsum.mean(), target)
+        chosen = real_language.scarce_fraction(p, plan, lambda g: g.run(w["train"], w["dev"], w["test"], w["rel"],
+                                                                         evaluate_fn=w["eval"], context=context)[0])
         f10 = float(chosen.fraction.iloc[0])
         print(f"[pool] SAM's scarce fraction: {f10:g}", flush=True)
         return real_language.scarce_grid(p, w["train"].source, f10).members()

@@ -45,7 +45,7 @@ from typing import Any, Mapping
 
 
 __all__ = ["Claim", "KINDS", "load_claims", "claim", "claims_for", "headline_methods", "CLAIM_FILES",
-           "REAL_LANGUAGE", "replayed_claims", "replayed_from", "headline_grid", "MARGIN_RULES"]
+           "REAL_LANGUAGE", "replayed_claims", "replayed_from", "MARGIN_RULES"]
 
 #: paper key -> claims file beside the transcribed tables
 CLAIM_FILES = {"ncs_sam": "claims_ncs_sam.yaml", "teran": "claims_teran.yaml", "ssamt": "claims_ssamt.yaml",
@@ -222,21 +222,3 @@ def headline_methods(notebook: str, table: str = "runs") -> list[str]:
         if c.headline and c.table == table:
             out += [m for m in (c.model, c.baseline) if m and m not in out]
     return out
-
-
-def headline_grid(notebook: str, configs: Mapping[str, Any], *args: Any, seeds: range, headline_seeds: int,
-                  table: str = "runs", **kw: Any) -> tuple[Any, Any]:
-    """:func:`~itmlib.training.grid.run_grid` of every config on ``seeds``, then of the arms of ``notebook``'s headline
-    claims (:func:`headline_methods`) on the seeds they still lack up to ``headline_seeds`` in all (seeds
-    ``seeds.start`` .. ``seeds.start + headline_seeds - 1``): the runs and histories of both, concatenated."""
-    import pandas as pd
-
-    from ..training.grid import run_grid
-
-    runs, history = run_grid(configs, *args, seeds=seeds, **kw)
-    more = range(seeds.stop, seeds.start + headline_seeds)
-    heads = {n: configs[n] for n in headline_methods(notebook, table) if n in configs}
-    if len(more) and heads:
-        r, h = run_grid(heads, *args, seeds=more, **kw)
-        runs, history = pd.concat([runs, r], ignore_index=True), pd.concat([history, h], ignore_index=True)
-    return runs, history

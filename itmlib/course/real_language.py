@@ -9,7 +9,8 @@ arms, fractions and seeds notebook 10 asks of each, from its parameters ``p`` (`
 * ``"sam baseline"``: VSE++ on every training image (its mean Rsum is what the scarce fraction is measured
   against), ``"sam candidates"``: VSE++ on each candidate fraction (absent when ``sam_fraction`` fixes it),
   ``"sam full"``: VSE++ and VSE++ + SAM on every image (the full-data claims); then, once the baseline's
-  records chose the fraction, :func:`scarce_grid` (VSE++, + SAM, + SAM shuffled at that fraction);
+  records chose the fraction (:func:`scarce_fraction`), :func:`scarce_grid` (VSE++, + SAM, + SAM shuffled at
+  that fraction);
 * ``"ssamt"``: +LM and +PM with parsed phrases; ``"neighborhoods"``: ANG+NP+SYM and OURS;
   ``"teran"``: TERAN MrSw, MwSr and TERN (global).
 
@@ -19,11 +20,13 @@ Each grid's ``world`` names the evaluation its members need (``"sam"``, ``"ssamt
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
+
+import pandas as pd
 
 from ..training.grid import Grid, Member
 
-__all__ = ["grids", "scarce_grid", "members", "SCARCE_ARMS", "TERAN_ARMS"]
+__all__ = ["grids", "scarce_fraction", "scarce_grid", "members", "SCARCE_ARMS", "TERAN_ARMS"]
 
 #: SAM's arms at the scarce fraction, and TERAN's arms
 SCARCE_ARMS = ("VSE++", "VSE++ + SAM", "VSE++ + SAM shuffled")
@@ -64,6 +67,25 @@ def grids(p: Mapping[str, Any], data: str) -> dict[str, Grid]:
         cfgs = {k: v for k, v in teran.comparison_configs(main, p["scale"], True).items() if k in TERAN_ARMS}
         out["teran"] = Grid(cfgs, (p["teran_fraction"],), _seeds(p, p["n_seeds"]), "teran")
     return out
+
+
+def scarce_fraction(p: Mapping[str, Any], plan: Mapping[str, Grid],
+                    run: Callable[[Grid], pd.DataFrame]) -> pd.DataFrame | None:
+    """SAM's scarce fraction on this world, chosen as notebook 05 chooses it (on the baseline alone, before any
+    SAM run): ``sam_fraction`` when set, otherwise the candidate fraction where VSE++ keeps the share of its
+    full-data Rsum the paper's baseline keeps at F-10% (:func:`~itmlib.papers.ncs_sam.choose_fractions`).
+    ``run(grid)`` trains the grid (or reads its member records) and returns its runs. The chosen fraction's
+    table (setting, paper share, fraction, ...), or None while the baseline has no records yet."""
+    from ..papers import ncs_sam
+
+    target = {"F-10%": ncs_sam.paper_scarcity()["F-10%"]}
+    if p["sam_fraction"]:
+        return ncs_sam.label_fractions([p["sam_fraction"]], target)
+    base = run(plan["sam baseline"])
+    cand = run(plan["sam candidates"]) if len(base) else base.iloc[0:0]
+    if not (len(base) and len(cand)):
+        return None
+    return ncs_sam.choose_fractions(cand, base.rsum.mean(), target)
 
 
 def scarce_grid(p: Mapping[str, Any], data: str, fraction: float) -> Grid:

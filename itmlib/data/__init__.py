@@ -31,7 +31,7 @@ from .precomp import load_precomp
 from .synthetic import WorldConfig, load_synthetic
 from .synthetic.news import NewsConfig, load_synthetic_news
 
-__all__ = ["load_dataset", "ITMDataset", "WorldConfig", "CAPTIONS_PER_IMAGE", "coco_folds", "DATASETS", "NewsConfig",
+__all__ = ["load_dataset", "dataset_source", "ITMDataset", "WorldConfig", "CAPTIONS_PER_IMAGE", "coco_folds", "DATASETS", "NewsConfig",
            "surface_words"]
 
 DATASETS = ("synthetic", "synthetic_news", "coco", "coco_scenes", "precomp")
@@ -79,3 +79,24 @@ def load_dataset(name: str, split: str, *, data_dir: str | os.PathLike[str] | No
     if name == "coco":
         return load_coco(split, scale=scale, seed=seed)
     return load_precomp(data_dir, split)  # type: ignore[arg-type]
+
+
+def dataset_source(name: str, split: str = "train", *, scale: str = "smoke", seed: int = 0, **kwargs: Any) -> str:
+    """What :func:`load_dataset` with these arguments would give as ``source`` (the description every member's
+    config carries), without building the generated worlds (``synthetic``, ``synthetic_news``, ``coco_scenes``):
+    a plan of members needs only that. The other datasets are loaded."""
+    check_choice("dataset", name, DATASETS)
+    if name == "synthetic":
+        from .synthetic import synthetic_source
+
+        WorldConfig(**kwargs)   # a knob that is not the generator's fails here, as in load_dataset
+        return synthetic_source(seed)
+    if name == "synthetic_news":
+        from .synthetic.news import news_source
+
+        return news_source(seed, NewsConfig(**kwargs))
+    if name == "coco_scenes":
+        from .coco_scenes import CocoScenesConfig, coco_scenes_source
+
+        return coco_scenes_source(seed, CocoScenesConfig(**kwargs))
+    return load_dataset(name, split, scale=scale, seed=seed, **kwargs).source

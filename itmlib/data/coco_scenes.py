@@ -313,6 +313,17 @@ def _query_positives(positives: dict[str, tuple[np.ndarray, np.ndarray]], query:
     return out
 
 
+def coco_scenes_source(seed: int = 0, config: CocoScenesConfig | None = None) -> str:
+    """The world's description (``ITMDataset.source``) without building it: its version, seed and every knob
+    that differs from the default (a knob changes the source, and so the checkpoints' names)."""
+    cfg = config or CocoScenesConfig()
+    default = CocoScenesConfig()
+    changed = "".join(f", {f.name}={getattr(cfg, f.name)}" for f in fields(cfg) if getattr(cfg, f.name) != getattr(default, f.name))
+    return (f"coco_scenes v{COCO_SCENES_VERSION} (real MS-COCO 2014 captions; scenes from {SCENE_CAPTIONS} other "
+            f"annotators' captions, CHAIR categories, seed {seed}{changed}); idealised perception of what other "
+            "annotators mention, no real images")
+
+
 def load_coco_scenes(split: str, *, scale: str = "smoke", seed: int = 0,
                      config: CocoScenesConfig | None = None) -> ITMDataset:
     """One split of the real-language world as an :class:`ITMDataset` of three query captions per image (module
@@ -358,8 +369,6 @@ def load_coco_scenes(split: str, *, scale: str = "smoke", seed: int = 0,
     regions, boxes, counts, region_cat = _features(scenes, cooc, cfg, seed, split, relations, attr_counts)
     graphs = _graphs(q_tuples)
     obj_region = _grounding(graphs, q_tuples, scenes, vocab, cfg.n_regions, QUERY_CAPTIONS)
-    default = CocoScenesConfig()
-    changed = "".join(f", {f.name}={getattr(cfg, f.name)}" for f in fields(cfg) if getattr(cfg, f.name) != getattr(default, f.name))
     pos = _query_positives(side["positives"], query, len(side["captions"]))
     return ITMDataset(
         name="coco_scenes", split=split, captions=captions, captions_per_image=QUERY_CAPTIONS,
@@ -371,9 +380,7 @@ def load_coco_scenes(split: str, *, scale: str = "smoke", seed: int = 0,
                                      "categories": [list(vocab.categories) + ["other"]] * imgs.size,
                                      "attributes": [list(vocab.attributes)] * imgs.size, "relations": relations,
                                      "object_region": obj_region, "region_category": list(region_cat)},
-        source=(f"coco_scenes v{COCO_SCENES_VERSION} (real MS-COCO 2014 captions; scenes from {SCENE_CAPTIONS} other "
-                f"annotators' captions, CHAIR categories, seed {seed}{changed}); idealised perception of what other "
-                "annotators mention, no real images"),
+        source=coco_scenes_source(seed, cfg),
     )
 
 

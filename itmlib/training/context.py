@@ -1,8 +1,8 @@
 """Where and how a notebook's grids run: one small object a notebook makes once and every grid call takes.
 
 A notebook builds it from its run (``ctx = run.grid_context()``, :meth:`itmlib.course.results.Run.grid_context`)
-and hands it to :func:`~itmlib.training.grid.run_grid`, :func:`~itmlib.training.grid.grid_member` and
-:func:`~itmlib.claims.headline_grid`; a grid that keeps its records elsewhere takes a copy
+and hands it to :func:`~itmlib.training.grid.run_grid` (or a plan's :meth:`~itmlib.training.grid.Grid.run`) and
+:func:`~itmlib.training.grid.grid_member`; a grid that keeps its records elsewhere takes a copy
 (``ctx.replace(record_dir=...)``). Nothing in it changes a table: it says where checkpoints and member records
 live, which device and executor train, and whether members report their progress.
 """

@@ -95,7 +95,7 @@ class GridData(NamedTuple):
 class Grid(NamedTuple):
     """One grid of a notebook's plan (a paper module's ``grids(params)``): every config on every fraction and
     seed, and the arms in ``headline`` on the seeds they still lack up to ``headline_seeds`` - what the notebook
-    passes to :func:`run_grid` (or :func:`itmlib.claims.headline_grid`) and a pool trains member by member."""
+    runs (:meth:`run`) and a pool trains member by member."""
 
     configs: dict[str, TrainConfig]
     fractions: tuple[float, ...]
@@ -111,6 +111,20 @@ class Grid(NamedTuple):
         out = [Member(n, self.configs[n], f, s, self.world) for n in heads for f in self.fractions for s in extra]
         return out + [Member(n, c, f, s, self.world) for n, c in self.configs.items() if n not in heads
                       for f in self.fractions for s in self.seeds]
+
+    def run(self, train_ds: ITMDataset, dev_ds: ITMDataset, test_ds: ITMDataset, test_relevance: np.ndarray | None = None,
+            **kw: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """:func:`run_grid` of every config on this grid's fractions and seeds, then of its headline arms on the
+        seeds they still lack up to ``headline_seeds``: the runs and histories of both, concatenated. ``kw``:
+        :func:`run_grid`'s other keywords (``context``, ``evaluate_fn``, ``dev_relevance``)."""
+        runs, history = run_grid(self.configs, train_ds, dev_ds, test_ds, test_relevance, fractions=self.fractions,
+                                 seeds=self.seeds, **kw)
+        more = range(self.seeds.stop, self.seeds.start + self.headline_seeds)
+        heads = {n: self.configs[n] for n in self.headline if n in self.configs}
+        if len(more) and heads:
+            r, h = run_grid(heads, train_ds, dev_ds, test_ds, test_relevance, fractions=self.fractions, seeds=more, **kw)
+            runs, history = pd.concat([runs, r], ignore_index=True), pd.concat([history, h], ignore_index=True)
+        return runs, history
 
 
 #: bump when a record's layout changes (older records are then ignored, not misread)

@@ -135,6 +135,11 @@ def _load(path: Path) -> dict[str, Any]:
     }
 
 
+def synthetic_source(seed: int = 0) -> str:
+    """The world's description (``ITMDataset.source``) without generating it: the generator's version and seed."""
+    return f"synthetic world v{GENERATOR_VERSION} (itmlib generator, seed {seed}); rendered shapes, no real images"
+
+
 def load_synthetic(split: str, n_images: int, seed: int = 0, config: WorldConfig | None = None, *,
                    cache: bool = True, cache_dir: str | os.PathLike[str] | None = None,
                    progress: bool = True) -> ITMDataset:
@@ -176,6 +181,6 @@ def load_synthetic(split: str, n_images: int, seed: int = 0, config: WorldConfig
         image_ids=np.arange(n_images), caption_ids=np.arange(n_images * CAPTIONS_PER_IMAGE),
         graphs=raw["graphs"],
         image_extras={"scenes": scenes, "object_region": raw["object_region"]},
-        source=f"synthetic world v{GENERATOR_VERSION} (itmlib generator, seed {seed}); rendered shapes, no real images",
+        source=synthetic_source(seed),
         _relevance=rel, _human=human, _render=render,
     )

@@ -247,6 +247,16 @@ def generate_news(split: str, n_pairs: int, seed: int = 0, config: NewsConfig | 
             "topic": topics, "focus": w.motifs[topics, focus], "symbol": symbol, "world": w}
 
 
+def news_source(seed: int = 0, config: NewsConfig | None = None) -> str:
+    """The world's description (``ITMDataset.source``) without generating it: its version, seed, topics and
+    every knob that differs from the default (a knob changes the source, and so the checkpoints' names)."""
+    cfg = config or NewsConfig()
+    default = NewsConfig()
+    changed = "".join(f", {f}={getattr(cfg, f)}" for f in cfg.__dataclass_fields__ if getattr(cfg, f) != getattr(default, f))
+    return (f"synthetic_news v{NEWS_VERSION} (itmlib non-literal world, seed {seed}, {cfg.n_topics} topics{changed}); "
+            "rendered shapes beside article-like text, no real images")
+
+
 def load_synthetic_news(split: str, n_pairs: int, seed: int = 0, config: NewsConfig | None = None) -> ITMDataset:
     """The non-literal split as an :class:`ITMDataset` with one article per image.
 
@@ -256,9 +266,6 @@ def load_synthetic_news(split: str, n_pairs: int, seed: int = 0, config: NewsCon
     cfg = config or NewsConfig()
     split = "dev" if split == "val" else split
     raw = generate_news(split, n_pairs, seed, cfg)
-    default = NewsConfig()
-    changed = "".join(f", {f}={getattr(cfg, f)}" for f in cfg.__dataclass_fields__
-                      if getattr(cfg, f) != getattr(default, f))      # a knob changes the source, so the checkpoints
     scenes: list[Scene] = raw["scenes"]
 
     def render(i: int, size: int) -> Any:
@@ -269,8 +276,7 @@ def load_synthetic_news(split: str, n_pairs: int, seed: int = 0, config: NewsCon
         regions=raw["regions"], boxes=raw["boxes"], region_counts=raw["counts"],
         image_ids=np.arange(n_pairs), caption_ids=np.arange(n_pairs),
         image_extras={"scenes": scenes, "topic": raw["topic"], "focus": raw["focus"], "symbol": raw["symbol"]},
-        source=(f"synthetic_news v{NEWS_VERSION} (itmlib non-literal world, seed {seed}, {cfg.n_topics} topics{changed}); "
-                "rendered shapes beside article-like text, no real images"),
+        source=news_source(seed, cfg),
         captions_per_image=1, _render=render,
     )
 
