@@ -71,3 +71,23 @@ def test_start_run_rejects_bad_parameters(tmp_path, kw, match):
     args.update(kw)
     with pytest.raises(ValueError, match=match):
         start_run("nb", **args)
+
+
+def test_retraining_changes_reads_the_committed_before_table_at_the_runs_scale_only(tmp_path, monkeypatch):
+    from itmlib.course import findings
+    from itmlib.course.results import start_run
+
+    row = lambda v: {"id": "c", "claim": "x beats y", "metric": "rsum", "ours (model vs baseline)": "2 vs 1",   # noqa: E731
+                     "verdict": v}
+    before = pd.DataFrame([row("not judged (still rising)")])
+    after = pd.DataFrame([row("holds (n=5, 95% CI [0.5, 1.5])")])
+    run = start_run("08_teran", scale="medium", device="cpu", results_dir=tmp_path)
+    monkeypatch.setattr(findings, "committed_table", lambda nb, t: None)
+    assert findings.retraining_changes(run, after) is None                      # nothing committed: no table
+    monkeypatch.setattr(findings, "committed_table", lambda nb, t: ({"scale": "smoke", "data": "d"}, before))
+    assert findings.retraining_changes(run, after) is None                      # another scale's verdicts: not compared
+    monkeypatch.setattr(findings, "committed_table", lambda nb, t: ({"scale": "medium", "data": "4 epochs"}, before))
+    t = findings.retraining_changes(run, after)
+    assert t.moved.tolist() == [True] and t["verdict before"].iloc[0] == "not judged (still rising)"
+    meta, written = read_table(tmp_path / "08_teran" / "verdict_changes.csv")
+    assert meta["data"].startswith("before: 4 epochs") and written["verdict after"].iloc[0].startswith("holds")

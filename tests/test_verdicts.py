@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from itmlib.claims.verdicts import claim_verdict, compare, decide, summarize
+from itmlib.claims.verdicts import claim_verdict, compare, decide, summarize, verdict_changes
 
 
 def _runs():
@@ -195,3 +195,21 @@ def test_a_bootstrap_claims_p_value_is_its_estimate_over_its_standard_error():
     row = pd.Series({"difference": 0.02, "spread": 0.01, "seeds": 1, "ci_low": 0.0, "expect": "higher",
                      "verdict": "holds (bootstrap, 1000 draws, 95% CI [0.001, 0.04])"})
     assert claim_p(row) == pytest.approx(2 * norm.sf(2.0))
+
+
+def test_verdict_changes_pairs_claims_by_id_and_marks_the_ones_whose_verdict_moved():
+    row = lambda i, ours, v: {"id": i, "claim": f"claim {i}", "metric": "rsum", "ours (model vs baseline)": ours,   # noqa: E731
+                              "verdict": v}
+    before = pd.DataFrame([row("a", "400 vs 380", "holds (n=5, 95% CI [3.1, 37.0])"),
+                           row("b", "300 vs 310", "not judged (still rising)"),
+                           row("gone", "1 vs 2", "inconclusive (n=3, 95% CI [-1.0, 2.0])")])
+    after = pd.DataFrame([row("b", "350 vs 352", "inconclusive (n=5, 95% CI [-9.0, 5.0])"),
+                          row("a", "420 vs 401", "holds (n=5, 95% CI [2.0, 36.0])"),
+                          row("new", "5 vs 4", "holds (n=5, 95% CI [0.5, 1.5])")])
+    t = verdict_changes(before, after).set_index("id")
+    assert list(t.index) == ["b", "a", "new", "gone"]                  # after's order, then what it dropped
+    assert t.moved.to_dict() == {"b": True, "a": False, "new": True, "gone": True}   # a's interval moved, not its verdict
+    assert t.loc["b", "verdict before"] == "not judged (still rising)" and t.loc["b", "ours after"] == "350 vs 352"
+    assert t.loc["new", "verdict before"] == "new claim" and t.loc["gone", "verdict after"] == "dropped"
+    with pytest.raises(ValueError, match="before claims table lacks \\['verdict'\\]"):
+        verdict_changes(before.drop(columns="verdict"), after)

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["summarize", "paired_differences", "mean_interval", "decide", "format_verdict", "compare", "claim_verdict",
+__all__ = ["verdict_changes", "summarize", "paired_differences", "mean_interval", "decide", "format_verdict", "compare", "claim_verdict",
            "bootstrap_verdict", "MIN_DRAWS",
            "CLAIM_COLUMNS", "LEVEL", "MIN_SEEDS", "LABELS", "HEADLINE_SEEDS",
            "not_judged_seeds"]
@@ -325,3 +325,33 @@ def claim_verdict(runs: pd.DataFrame, base: str, new: str, metric: str, expect: 
     return {**row, "baseline": base, "ours (model vs baseline)": f"{b.mean():.3g} vs {a.mean():.3g}",
             "difference": _r(d), "spread (std of paired diff)": _r(sd), "ci_low": _r(lo), "ci_high": _r(hi),
             "seeds": n, "verdict": verdict}
+
+
+def verdict_word(verdict: str) -> str:
+    """The verdict without its details: ``"inconclusive (n=5, 95% CI [-1, 2])"`` -> ``"inconclusive"``."""
+    return str(verdict).split(" (")[0].strip()
+
+
+def verdict_changes(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
+    """Two claims tables of one notebook side by side (e.g. before and after its arms were retrained), one row per
+    claim of ``after`` by ``id``: the claim and metric, ours (model vs baseline) and the verdict before and after,
+    and ``moved`` when the verdict's word changed (:func:`verdict_word`). A claim ``before`` lacks reads
+    "new claim" before; a claim only ``before`` has is listed last, "dropped" after."""
+    cols = ["ours (model vs baseline)", "verdict"]
+    for name, t in (("before", before), ("after", after)):
+        missing = {"id", "claim", "metric", *cols} - set(t.columns)
+        if missing:
+            raise ValueError(f"the {name} claims table lacks {sorted(missing)}")
+    old = before.set_index("id")
+    rows = []
+    for _, r in after.iterrows():
+        b = old.loc[r["id"]] if r["id"] in old.index else None
+        was = b["verdict"] if b is not None else "new claim"
+        rows.append({"id": r["id"], "claim": r["claim"], "metric": r["metric"],
+                     "ours before": b["ours (model vs baseline)"] if b is not None else "", "verdict before": was,
+                     "ours after": r["ours (model vs baseline)"], "verdict after": r["verdict"],
+                     "moved": verdict_word(was) != verdict_word(r["verdict"])})
+    for cid, b in old[~old.index.isin(after["id"])].iterrows():
+        rows.append({"id": cid, "claim": b["claim"], "metric": b["metric"], "ours before": b["ours (model vs baseline)"],
+                     "verdict before": b["verdict"], "ours after": "", "verdict after": "dropped", "moved": True})
+    return pd.DataFrame(rows)

@@ -15,7 +15,7 @@ import pandas as pd
 from ..paths import repo_root
 from .results import Run, read_table
 
-__all__ = ["committed_table", "committed_claims", "beside_synthetic", "verdict_sentence", "claims_findings", "show_findings",
+__all__ = ["committed_table", "committed_claims", "retraining_changes", "beside_synthetic", "verdict_sentence", "claims_findings", "show_findings",
            "findings_text", "unsupported_numbers"]
 
 
@@ -23,6 +23,23 @@ def committed_table(notebook: str, table: str = "claims") -> tuple[dict[str, str
     """(header, table) of ``results/<notebook>/<table>.csv`` as committed, or None if there is none."""
     path = repo_root() / "results" / notebook / f"{table}.csv"
     return read_table(path) if path.is_file() else None
+
+
+def retraining_changes(run: Run, claims: pd.DataFrame, before: str = "claims_before_retraining") -> pd.DataFrame | None:
+    """This run's claims beside the verdicts they had before the notebook's arms were retrained: ``before`` is that
+    claims table, committed once as data when the recipe changed. Written as the run's ``verdict_changes`` table
+    (:func:`itmlib.claims.verdicts.verdict_changes`: the old and new verdict of each claim, and whether it moved)
+    and returned; None when no such table is committed or it was made at another scale than this run's."""
+    from ..claims.verdicts import verdict_changes
+
+    got = committed_table(run.notebook, before)
+    if got is None or got[0].get("scale") != run.scale:
+        return None
+    header, old = got
+    table = verdict_changes(old, claims).assign(paper="not in the paper: our verdicts before and after retraining")
+    run.write_table("verdict_changes", table, data=f"before: {header['data']}; after: this run's claims",
+                    paper="not in the paper: our own verdicts, before and after the arms were retrained")
+    return table
 
 
 def committed_claims(notebook: str, tables: tuple[str, ...] = ("claims",)) -> pd.DataFrame | None:
