@@ -15,7 +15,8 @@ import pandas as pd
 from ..paths import repo_root
 from .results import Run, read_table
 
-__all__ = ["committed_table", "committed_claims", "retraining_changes", "beside_synthetic", "verdict_sentence", "claims_findings", "show_findings",
+__all__ = ["committed_table", "committed_claims", "retraining_changes", "beside_synthetic", "verdict_sentence",
+           "claims_findings", "show_findings",
            "findings_text", "unsupported_numbers"]
 
 
