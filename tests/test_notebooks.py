@@ -158,7 +158,6 @@ def _check_06(t):
     acc = t("table4_mismatch").set_index("method")
     assert (acc.acc_global_i2t > 60).all(), acc.acc_global_i2t               # chance: 50 (64-67 at base fraction 0.5)
     assert (acc.thr_global_i2t > 55).all(), acc.thr_global_i2t                 # a per-pair classifier beats chance (50)
-    assert len(t("longer_training")) == 2                                     # +PM and +LM with more epochs (ci/smoke.yaml)
     curve = t("rerank_depth").set_index("k")
     assert curve.ms_per_query[10] > curve.ms_per_query[0]                     # re-scoring costs time
 

@@ -45,7 +45,7 @@ __all__ = ["grids", "ARMS", "RULE3_ARM", "arm_name", "relative_fractions",
            "negative_pairs", "mismatch_accuracy", "mask_of_pair",
            "best_threshold", "threshold_accuracy", "classifier_accuracy", "pair_thresholds", "part_accuracy",
            "false_phrases", "ssamt_evaluator", "rerank_curve", "pm_gains", "true_tuples", "with_paper_columns",
-           "figure3_table"]
+           "figure3_table", "longer_table"]
 
 #: Table 3's losses on top of the mask transformer (MT): λ_LM, λ_PM switched off in turn
 ARMS: dict[str, dict[str, float]] = {"MT+GM": {"local_weight": 0.0, "phrase_weight": 0.0},
@@ -406,6 +406,24 @@ def figure3_table(runs: pd.DataFrame) -> pd.DataFrame:
     model_rows = r[["seed", "method", "false_hit"]].rename(columns={"false_hit": "rate"})
     chance = r.groupby("seed", as_index=False)["false_chance"].first().rename(columns={"false_chance": "rate"})
     return pd.concat([model_rows, chance.assign(method="chance")], ignore_index=True)
+
+
+def longer_table(runs: pd.DataFrame, longer_runs: pd.DataFrame, longer: float) -> pd.DataFrame:
+    """The "starved of training" test: per longer arm (``"<arm> x<longer> epochs"`` in ``longer_runs``), its Rsum
+    beside its twin's in ``runs``, the paired seed difference, its 95% interval and the verdict of "longer is
+    higher" (:func:`itmlib.claims.verdicts.compare`)."""
+    from ..claims.verdicts import compare
+
+    both = pd.concat([runs, longer_runs], ignore_index=True)
+    rows = []
+    for k in dict.fromkeys(longer_runs.method):
+        base = k.rsplit(" x", 1)[0]
+        if base not in set(runs.method):
+            raise ValueError(f"longer arm {k!r} has no twin {base!r} among the runs")
+        c = compare(both, "rsum", base, k).iloc[0]
+        rows.append({"arm": base, "rsum": c[base], f"rsum, x{longer:g} epochs": c[k], "difference": c["mean_diff"],
+                     "ci_low": c["ci_low"], "ci_high": c["ci_high"], "seeds": c["seeds"], "verdict": c["verdict"]})
+    return pd.DataFrame(rows).assign(paper="not in the paper: tests our explanation of the low Rsum")
 
 
 def grids(p: Mapping[str, Any], data: str) -> dict[str, Grid]:
