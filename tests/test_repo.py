@@ -23,8 +23,8 @@ def test_makefile_pins_torch_before_the_package():
     is installed before the package, so the package's torch requirement finds it and pulls no CUDA build."""
     out = subprocess.run(["make", "-n", "-B", "-f", str(ROOT / "Makefile"), "venv"], cwd=ROOT, capture_output=True,
                          text=True, check=True).stdout.splitlines()
-    torch = next(i for i, ln in enumerate(out) if "pip install torch==2.13.0" in ln)
-    pkg = next(i for i, ln in enumerate(out) if 'pip install -e ".[dev]"' in ln)
+    torch = next(i for i, ln in enumerate(out) if "pip install" in ln and ln.endswith(" torch==2.13.0"))
+    pkg = next(i for i, ln in enumerate(out) if "pip install" in ln and ln.endswith(' -e ".[dev]"'))
     assert torch < pkg
 
 
