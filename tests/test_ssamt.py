@@ -331,15 +331,19 @@ def test_part_accuracy_classifies_each_phrase_by_its_scores_sign_by_hand():
     assert np.isnan(part_accuracy(text, np.array([0]), np.array([2]), nodes[2:])[0])
 
 
+def _plan_params(**kw):
+    """Notebook 06's plan parameters at smoke (no VSE++ comparison), with ``kw`` on top."""
+    return dict(scale="smoke", seed=0, arms=["MT+GM", "+LM", "+PM"], phrase_settings=[True], epochs=0,
+                negative_pool=16, rerank_k=10, phrase_backend="gold", table5_updates="fixed", compare_vse=False, **kw)
+
+
 def test_the_retrain_recipe_moves_table_3_only_and_adds_the_rule_3_arm():
     """Table 3's arms take the longer recipe (16 epochs, 8 of them phase 1, phase 2's first skipped by selection);
     the longer arms and Table 5 keep the scale's recipe, so their committed records still match config by config."""
     from itmlib.papers.ssamt import RULE3_ARM, grids
     from itmlib.training.train import config_hash
 
-    p = dict(scale="smoke", seed=0, n_seeds=3, headline_seeds=5, fraction=0.25, arms=["MT+GM", "+LM", "+PM"],
-             phrase_settings=[True], epochs=0, negative_pool=16, rerank_k=10, phrase_backend="gold", longer=2,
-             fractions=[1.0, 0.5], table5_updates="fixed", compare_vse=False)
+    p = _plan_params(n_seeds=3, headline_seeds=5, fraction=0.25, longer=2, fractions=[1.0, 0.5])
     old = grids(p, "d")
     new = grids({**p, "table3_epochs": 16, "intra_epochs": 8, "select_after": 1, "rule3_arm": True}, "d")
     pm = new["table3"].configs["+PM (w/ phrases)"]
@@ -372,9 +376,6 @@ def test_longer_table_pairs_each_arm_with_its_longer_twin_by_hand():
     assert t.loc[pm, "seeds"] == 3 and t.loc[pm, "ci_low"] > 0 and t.verdict.str.startswith("holds").all()
     with pytest.raises(ValueError, match="twin"):
         longer_table(runs[runs.method == pm], longer, 2)
-    p = dict(scale="smoke", seed=0, n_seeds=1, headline_seeds=0, fraction=0.5, arms=["MT+GM", "+LM", "+PM"],
-             phrase_settings=[True], epochs=0, negative_pool=16, rerank_k=10, phrase_backend="gold", longer=1.5,
-             fractions=[1.0], table5_updates="fixed", compare_vse=False)
-    g = grids(p, "d")["longer"]
+    g = grids(_plan_params(n_seeds=1, headline_seeds=0, fraction=0.5, longer=1.5, fractions=[1.0]), "d")["longer"]
     assert list(g.configs) == [f"{pm} x1.5 epochs", f"{lm} x1.5 epochs"]
     assert {(c.epochs, c.model.intra_epochs) for c in g.configs.values()} == {(5, 3)}   # smoke's 2 + 1 epochs, each phase x1.5
