@@ -96,7 +96,7 @@ class Scale:
 
 
 SCALES: dict[str, Scale] = {
-    "smoke": Scale("smoke", n_train=1500, n_dev=150, n_test=200, epochs=6, batch_size=64, embed_dim=128,
+    "smoke": Scale("smoke", n_train=1500, n_dev=150, n_test=200, epochs=3, batch_size=64, embed_dim=128,
                    coco_train_images=2000),
     "medium": Scale("medium", n_train=8000, n_dev=500, n_test=1000, epochs=15, batch_size=128, embed_dim=256,
                     coco_train_images=20000),

@@ -53,15 +53,24 @@ class SentenceEncoder:
         return int(self.model.config.hidden_size)
 
     def encode(self, sentences: Sequence[str], batch_size: int = 256) -> np.ndarray:
-        """(len(sentences), dim) float32, unit norm."""
+        """(len(sentences), dim) float32, unit norm, in the order given. Batches are cut from the sentences
+        sorted by token count, as sentence-transformers does, so that a batch pads to little more than its
+        own length: COCO's 5,000 1k-fold captions (median 13 tokens, longest 45) in 29 s instead of 90 s on
+        one thread, the vectors within 2e-7 of the unsorted batches' (benchmarks/README.md)."""
         torch = self._torch
-        out = []
+        sentences = list(sentences)
+        if not sentences:
+            return np.zeros((0, self.dim), np.float32)
+        lengths = [len(ids) for ids in self.tokenizer(sentences, truncation=True, max_length=self.max_length)["input_ids"]]
+        order = np.argsort(lengths, kind="stable")
+        out = np.zeros((len(sentences), self.dim), np.float32)
         with torch.inference_mode():
             for s in range(0, len(sentences), batch_size):
-                batch = self.tokenizer(list(sentences[s:s + batch_size]), padding=True, truncation=True,
+                rows = order[s:s + batch_size]
+                batch = self.tokenizer([sentences[i] for i in rows], padding=True, truncation=True,
                                        max_length=self.max_length, return_tensors="pt").to(self.device)
                 h = self.model(**batch).last_hidden_state
                 m = batch["attention_mask"].unsqueeze(-1).to(h.dtype)
                 v = (h * m).sum(1) / m.sum(1).clamp(min=1e-9)
-                out.append(torch.nn.functional.normalize(v, dim=-1).float().cpu().numpy())
-        return np.concatenate(out) if out else np.zeros((0, self.dim), np.float32)
+                out[rows] = torch.nn.functional.normalize(v, dim=-1).float().cpu().numpy()
+        return out

