@@ -9,6 +9,11 @@ SCALE  ?= smoke
 
 .PHONY: venv course test test-fast lint tables site lab clean-runs
 
+# Python may keep the bytecode it compiles (some machines set PYTHONDONTWRITEBYTECODE=1): the venv is installed
+# --no-compile, so otherwise every notebook kernel and worker compiled torch, pandas and the rest again (an
+# import of notebook 10's first cell: ~11 s without, ~5 s with; benchmarks/README.md)
+unexport PYTHONDONTWRITEBYTECODE
+
 venv: $(STAMP)
 
 $(STAMP): pyproject.toml

@@ -17,3 +17,12 @@ def test_compact_names_the_papers_method_and_shows_each_seeds_best_epoch():
     shown = compact(t, ["method"], ("rsum",), paper={"rsum": "paper_rsum (CVSE, F30K)"}).data
     assert list(shown.columns) == ["method", "rsum", "paper rsum (CVSE, F30K)", "seeds", "best epochs"]
     assert list(shown["paper rsum (CVSE, F30K)"]) == ["471.6", "478.9"] and shown.rsum[0] == "11.0 ± 1.41"
+
+
+def test_a_table_is_shown_at_the_precision_its_csv_carries():
+    from itmlib.course.viz import as_written
+
+    t = pd.DataFrame({"metric": ["scene-graph F1"], "r": [0.040351234], "auc": [0.5], "pairs": [46228], "q": [float("nan")]})
+    html = as_written(t).to_html()
+    assert ">0.04035<" in html and ">0.5<" in html and ">46228<" in html and ">-<" in html
+    assert "0.040351" not in html and "0.500000" not in html

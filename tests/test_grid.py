@@ -46,22 +46,47 @@ def test_checkpoint_name_is_one_safe_folder_name():
     assert checkpoint_name("tau=5 soft +T") == "tau=5_soft_pT"
 
 
-def test_two_local_workers_give_byte_identical_tables_and_take_the_members_setting_major(tmp_path, tiny, capsys):
+def _rsum_and_worker_environ(name, result, ds):
+    """A grid's evaluation that also reports the worker's allocator and thread settings."""
+    import os as worker_os
+
+    from itmlib.training.train import evaluate as evaluate_model
+    return [{"rsum": evaluate_model(result.model, result.vocab, ds)["rsum"],
+             "trim": worker_os.environ.get("MALLOC_TRIM_THRESHOLD_", "unset"),
+             "omp": worker_os.environ.get("OMP_NUM_THREADS"), "arenas": worker_os.environ.get("MALLOC_ARENA_MAX")}]
+
+
+def test_two_local_workers_give_byte_identical_tables_and_take_the_members_setting_major(tmp_path, tiny, capsys,
+                                                                                         monkeypatch):
     """Members trained apart give the same bytes. And given every member at once, Dask ran 04's medium grid
     out of order (configs 12, 11, ..., 1; most likely work stealing): members go out one per free worker
-    thread, setting-major (each config over every fraction and seed)."""
+    thread, setting-major (each config over every fraction and seed). The workers run without the
+    MALLOC_TRIM_THRESHOLD_ that Dask's stock worker environment sets (it made a torch member 2x slower per
+    epoch than inline, bench_executor.py, and a stock cluster leaks it into our process)."""
+    import os
+
+    from itmlib.training.grid import worker_environ
+
+    assert "MALLOC_TRIM_THRESHOLD_" not in worker_environ(1) and worker_environ(2)["OMP_NUM_THREADS"] == 2
     tr, dv = tiny
     cfgs = {"VSE++": TrainConfig(loss="triplet", data="w", **TINY),
             "SAM": TrainConfig.of(loss="sam", sampling="random", keep_triplet=True, data="w", **TINY)}
     kw = dict(fractions=[0.5, 1.0], seeds=[0, 1])
     on = RunContext(device="cpu", threads=1)
     seq, hs = run_grid(cfgs, tr, dv, dv, dv.relevance(), **kw, context=on.replace(ckpt_dir=tmp_path / "a"))
+    default_rsum = seq.rsum.tolist()
+    seq, hs = run_grid(cfgs, tr, dv, dv, dv.relevance(), **kw, context=on.replace(ckpt_dir=tmp_path / "a"),
+                       evaluate_fn=_rsum_and_worker_environ)     # the same members, loaded, under our evaluation
+    assert seq.rsum.tolist() == default_rsum
     capsys.readouterr()
-    par, hp = run_grid(cfgs, tr, dv, dv, dv.relevance(), **kw,
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")                 # as a stock cluster leaves it
+    par, hp = run_grid(cfgs, tr, dv, dv, dv.relevance(), **kw, evaluate_fn=_rsum_and_worker_environ,
                        context=on.replace(ckpt_dir=tmp_path / "b", executor="processes:2", progress=True))
-    as_csv = lambda df: df.to_csv(index=False)   # noqa: E731
+    assert os.environ["MALLOC_TRIM_THRESHOLD_"] == "65536"                # ours is given back
+    assert set(par.trim) == {"unset"} and set(par.omp) == {"1"} and set(par.arenas) == {"1"}
+    as_csv = lambda df: df.drop(columns=["trim", "omp", "arenas"]).to_csv(index=False)   # noqa: E731
     assert len(seq) == 8 and as_csv(seq) == as_csv(par)            # trained apart, the same bytes
-    assert as_csv(hs) == as_csv(hp)
+    assert hs.to_csv(index=False) == hp.to_csv(index=False)
     assert len(list((tmp_path / "b").iterdir())) == 8              # each worker wrote its members' checkpoints
     lines = capsys.readouterr().out.splitlines()
     started = [ln.split("[grid] ")[1].split(": training")[0] for ln in lines if ": training epochs" in ln]
@@ -69,28 +94,6 @@ def test_two_local_workers_give_byte_identical_tables_and_take_the_members_setti
                        for (f, s), i in zip(((0.5, 0), (0.5, 1), (1.0, 0), (1.0, 1)), (k, k + 2, k + 4, k + 6))]
     first_done = next(n for n, ln in enumerate(lines) if ": done in" in ln)
     assert sum(": training epochs" in ln for ln in lines[:first_done]) == 2     # one member per worker thread
-
-
-def test_local_workers_run_without_dasks_malloc_trim_threshold(tmp_path, tiny, monkeypatch):
-    """Dask's stock worker environment sets MALLOC_TRIM_THRESHOLD_, which made a torch member 2x slower
-    per epoch on a worker than inline (bench_executor.py); a stock cluster also leaks it into our process."""
-    import os
-
-    from itmlib.training.grid import worker_environ
-
-    assert "MALLOC_TRIM_THRESHOLD_" not in worker_environ(1) and worker_environ(2)["OMP_NUM_THREADS"] == 2
-    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")                 # as a stock cluster leaves it
-
-    def env_rows(name, result, ds):
-        import os as worker_os
-        return [{"method": name, "trim": worker_os.environ.get("MALLOC_TRIM_THRESHOLD_", "unset"),
-                 "omp": worker_os.environ.get("OMP_NUM_THREADS"), "arenas": worker_os.environ.get("MALLOC_ARENA_MAX")}]
-
-    tr, dv = tiny
-    rows, _ = run_grid({"VSE++": TrainConfig(loss="triplet", data="w", **TINY)}, tr, dv, dv, dv.relevance(), evaluate_fn=env_rows,
-                       context=RunContext(ckpt_dir=str(tmp_path), device="cpu", executor="processes:1"))
-    assert rows.trim.tolist() == ["unset"] and rows.omp.tolist() == ["1"] and rows.arenas.tolist() == ["1"]
-    assert os.environ["MALLOC_TRIM_THRESHOLD_"] == "65536"                # ours is given back
 
 
 def test_bad_executors_name_the_forms():

@@ -5,6 +5,7 @@ import pytest
 from pycocoevalcap.cider.cider_scorer import CiderScorer
 from pycocoevalcap.rouge.rouge import Rouge
 
+from itmlib.paths import repo_root
 from itmlib.data import load_dataset
 from itmlib.relevance import (DocumentFrequency, RelevanceCache, cider_d_matrix, cider_d_pairs, relevance_matrix,
                               rouge_l_matrix, scene_graph_f1_matrix)
@@ -170,6 +171,7 @@ def test_spice_status_says_why_and_spice_json_parses():
     ok, why = spice_status()
     if not ok:
         assert why.startswith("SPICE unavailable") and "scene-graph F1" in why
+        assert str(repo_root()) not in why and "/site-packages/" not in why    # a reader sees no machine's paths
         with pytest.raises(RuntimeError, match="SPICE unavailable"):
             parse_tuples(["a dog"], "spice")
     items = [{"image_id": 7, "test_tuples": [{"tuple": ["Dog"], "truth_value": True},

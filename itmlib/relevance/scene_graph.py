@@ -142,11 +142,11 @@ def spice_status() -> tuple[bool, str]:
     if shutil.which("java") is None:
         return False, "SPICE unavailable: no `java` on PATH (SPICE is a Java program); using scene-graph F1 instead"
     if not jar.is_file():
-        return False, f"SPICE unavailable: {jar} is missing; using scene-graph F1 instead"
+        return False, "SPICE unavailable: pycocoevalcap/spice/spice-1.0.jar is missing; using scene-graph F1 instead"
     libs = sorted((_spice_dir() / "lib").glob("stanford-corenlp-3.6.0*.jar"))
     if len(libs) < 2:
         return False, ("SPICE unavailable: it needs the Stanford CoreNLP 3.6.0 jars (code and models) in "
-                       f"{_spice_dir() / 'lib'}, which pycocoevalcap downloads at first use and no package "
+                       "pycocoevalcap/spice/lib, which pycocoevalcap downloads at first use and no package "
                        "registry ships; there is no network here. Using spaCy + SceneGraphParser scene-graph F1 "
                        "(tables say 'scene-graph F1', not 'SPICE')")
     return True, "SPICE available"
