@@ -19,10 +19,22 @@ def test_compact_names_the_papers_method_and_shows_each_seeds_best_epoch():
     assert list(shown["paper rsum (CVSE, F30K)"]) == ["471.6", "478.9"] and shown.rsum[0] == "11.0 ± 1.41"
 
 
-def test_a_table_is_shown_at_the_precision_its_csv_carries():
-    from itmlib.course.viz import as_written
 
-    t = pd.DataFrame({"metric": ["scene-graph F1"], "r": [0.040351234], "auc": [0.5], "pairs": [46228], "q": [float("nan")]})
-    html = as_written(t).to_html()
-    assert ">0.04035<" in html and ">0.5<" in html and ">46228<" in html and ">-<" in html
-    assert "0.040351" not in html and "0.500000" not in html
+def test_a_notebook_shows_its_frames_at_the_precision_their_csv_carries(tmp_path):
+    from itmlib.course.results import start_run
+
+    t = pd.DataFrame({"r": [0.040351234, 0.5, 46228.0, 18.8748], "pairs": [1, 2, 3, 4]})
+    with pd.option_context("display.float_format", None):
+        assert "0.040351" in t.to_html()                                      # pandas' six decimals
+        start_run("04_sam", dataset="synthetic", results_dir=str(tmp_path))
+        html = t.to_html()
+    for shown in (">0.04035<", ">0.5<", ">46228<", ">18.87<"):
+        assert shown in html
+    assert "0.040351" not in html and "0.500000" not in html and "e+04" not in html
+
+
+def test_a_styled_table_shows_floats_as_a_notebook_frame_does():
+    from itmlib.course.results import styled
+
+    html = styled(pd.DataFrame({"method": ["VSE++ (ours)"], "rsum": [45.7], "q": [float("nan")], "n": [3]})).to_html()
+    assert ">45.7<" in html and ">-<" in html and ">3<" in html and "45.700000" not in html

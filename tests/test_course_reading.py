@@ -66,6 +66,13 @@ def test_executed_copies_are_committed_readable_and_small(notebook):
     grids = sum(len(re.findall(r"\brun_grid\(|\.run\(", c.source)) for c in nb.cells if c.cell_type == "code")
     assert text.count("[grid]") <= 2 * grids + 2, "progress clutter: a grid shows one line"
     assert "it/s]" not in text, "a tqdm bar was saved"
+    html = [h for o in outs for h in [str(o.get("data", {}).get("text/html", ""))] if "<table" in h]
+    for h in html:
+        widest = max(r.count("<th") for r in re.findall(r"<tr.*?</tr>", h[:h.find("</thead>")], re.S) or [""])
+        assert widest <= 15, f"a table {widest} columns wide (a reader's table: at most 15; the explorer has the rest)"
+        assert not re.search(r"rows × \d+ columns|<td[^>]*>\.\.\.</td>", h), "a truncated table"
+        six = re.findall(r">-?\d+\.\d{6}<", h)
+        assert not six, f"numbers at pandas' six decimals, not their table's precision: {six[:3]}"
 
 
 def test_clean_executed_drops_clutter_and_refuses_errors():

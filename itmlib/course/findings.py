@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 
 from ..paths import repo_root
-from .results import Run, read_table
+from .results import Run, read_table, styled
 
 __all__ = ["committed_table", "committed_claims", "retraining_changes", "beside_synthetic", "verdict_sentence",
            "claims_findings", "show_findings",
@@ -158,7 +158,7 @@ def show_findings(run: Run, claims: pd.DataFrame | None = None, *, committed: tu
     if claims is not None and not is_committed:
         cols = [c for c in columns if c in claims.columns] or list(claims.columns)
         display(Markdown(f"**This run** (scale `{run.scale}`, seed {run.seed}): " + verdict_sentence(claims)))
-        display(claims[cols].style.hide(axis="index"))
+        display(styled(claims[cols]))
     if old is None:
         display(Markdown("No committed claims table for this notebook yet (`make tables` writes it)."))
     else:
@@ -168,7 +168,7 @@ def show_findings(run: Run, claims: pd.DataFrame | None = None, *, committed: tu
         if "verdict" in old.columns:
             display(Markdown(claims_findings(old)))
         else:
-            display(old[cols].style.hide(axis="index"))
+            display(styled(old[cols]))
     if run.scale == "smoke":
         display(Markdown("*This run is at `smoke` scale: a few hundred images and a few epochs, too small to "
                          "decide any claim. Believe the committed table; the prose below discusses it.*"))

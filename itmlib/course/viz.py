@@ -9,7 +9,7 @@ import numpy as np
 from ..data.base import ITMDataset
 
 __all__ = ["show_scene", "show_regions", "show_word_grounding", "word_groundings", "draw_word_grounding", "show_phrase_scores",
-           "show_angular_geometry", "compact", "as_written", "claims_view", "training_short"]
+           "show_angular_geometry", "compact", "claims_view", "training_short"]
 
 
 def show_regions(ax: Any, ds: ITMDataset, image: int, *, title: str | None = None) -> int:
@@ -202,15 +202,6 @@ def compact(table: Any, index: list[str], metrics: tuple[str, ...] = ("rsum", "n
     if "best epochs" in table:    # each seed's selected epoch: did the arm train to a plateau?
         out["best epochs"] = table["best epochs"]
     return out.reset_index(drop=True).style.hide(axis="index")
-
-
-def as_written(table: Any, float_format: str = "%.4g") -> Any:
-    """A table shown at the precision its committed CSV carries (:func:`itmlib.course.results.write_table`'s
-    ``float_format``), not pandas' six decimals: 0.04035 stays 0.04035, 0.5 stays 0.5."""
-    import pandas as pd
-
-    floats = [c for c in table.columns if pd.api.types.is_float_dtype(table[c])]
-    return table.style.format(lambda v: float_format % v if pd.notna(v) else "-", subset=floats).hide(axis="index")
 
 
 def claims_view(claims: Any) -> Any:
