@@ -64,6 +64,10 @@ def _tables(folder: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(folder.glob("*.csv"))}
 
 
+#: notebooks run a second time from the repo root (cheap ones: the data tour reads every world a notebook builds)
+FROM_EITHER_CWD = {"00_data_tour"}
+
+
 @pytest.mark.notebook
 @pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
 def test_notebook_runs_headless_at_smoke_scale(path: Path, tmp_path: Path):
@@ -85,10 +89,6 @@ def test_notebook_runs_headless_at_smoke_scale(path: Path, tmp_path: Path):
         again = tmp_path / "from_root"
         run_notebook(path, tmp_path / f"root_{path.name}", {**params, "results_dir": str(again)}, cwd=repo_root())
         assert _tables(again / path.stem) == tables
-
-
-#: notebooks run a second time from the repo root (cheap ones: the data tour reads every world a notebook builds)
-FROM_EITHER_CWD = {"00_data_tour"}
 
 
 # Chance Rsum on the 200-image smoke test (1,000 captions): i2t R@1/5/10 about 0.5/2.5/4.9,
