@@ -138,3 +138,22 @@ def test_without_a_fraction_to_choose_the_schedule_keeps_the_groups_order(pool):
     assert [sched.take(), sched.take(), sched.take()] == [x, z, None]
     sched.finished(x)
     assert sched.take() == y and sched.total == 3
+
+
+def test_08_figures_read_the_committed_records_under_the_retrain_recipe(pool):
+    """Retrained to a plateau (epochs 20, patience 3; the comparison arms at 4 epochs), 08 draws its pictures and
+    query time from seed 0's models at the comparison budget (``figure_budget`` "ablation"): their figure records
+    are committed, so a rerun from the records trains nothing for a picture."""
+    from itmlib.papers import teran
+    from itmlib.training.train import config_hash
+
+    p = {**pool.notebook_params("08_teran", "medium"), "epochs": 20, "patience": 3, "ablation_epochs": 4,
+         "figure_budget": "ablation"}
+    configs = teran.grids(p, pool._source("synthetic", p))["teran"].configs
+    figures = teran.figure_configs(p, configs)
+    committed = {f.name.split("-")[2] for f in (ROOT / "results" / "08_teran" / "members").glob("figure-*-s0.csv")}
+    assert {config_hash(figures[n]) for n in ("TERAN mrsw", "TERN (global)")} <= committed
+    assert config_hash(configs["TERAN mrsw"]) not in committed          # the retrained recipe has no figure record
+    assert teran.figure_configs({**p, "figure_budget": "main"}, configs) == configs
+    with pytest.raises(ValueError, match="figure_budget"):
+        teran.figure_configs({**p, "figure_budget": "last"}, configs)

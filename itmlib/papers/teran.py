@@ -28,7 +28,7 @@ from ..training.timing import timed
 from ..training.train import TrainConfig, TrainResult
 
 __all__ = ["grounding_targets", "TERAN_SIZES", "teran_config", "teran_dev_relevance", "comparison_configs", "TUNED_BERT", "recall_ndcg",
-           "teran_evaluator", "PAPER_ROWS", "with_paper_columns", "query_times"]
+           "teran_evaluator", "PAPER_ROWS", "with_paper_columns", "query_times", "FIGURE_BUDGETS", "figure_configs"]
 
 # TERAN sizes per scale (paper and public code: joint 1024, visual TE 4 layers at d_model 2048, FF 2048, BERT
 # fine-tuned at lr 1e-5, 30 epochs, lr x0.1 at epoch 20 - the StepLR of the configs; the paper's text says 15).
@@ -125,6 +125,24 @@ def grids(p: Mapping[str, Any], data: str) -> dict[str, Any]:
         configs = {n: c if n in heads else replace(c, epochs=p["ablation_epochs"], patience=0) for n, c in configs.items()}
     seeds = range(p["seed"], p["seed"] + p["n_seeds"])
     return {"teran": Grid(configs, (1.0,), seeds, "teran", heads, p["headline_seeds"])}
+
+
+FIGURE_BUDGETS = ("main", "ablation")
+
+
+def figure_configs(p: Mapping[str, Any], configs: Mapping[str, TrainConfig]) -> dict[str, TrainConfig]:
+    """The config each figure's model (word groundings, query time; seed ``p["seed"]``) was trained under:
+    ``figure_budget`` ``"main"`` draws them from the grid's own configs; ``"ablation"`` from the same model at
+    the comparison arms' budget (``ablation_epochs``, no early stopping), whose figure records a grid retrained
+    under a longer recipe can still read: a word-grounding picture and a timing, not a claim, drawn without
+    retraining the first seed (~2 h of one CPU thread for MrSw and TERN at 20 epochs)."""
+    from dataclasses import replace
+
+    from ..config import check_choice
+
+    if check_choice("figure_budget", p.get("figure_budget", "main"), FIGURE_BUDGETS) == "main" or not p.get("ablation_epochs"):
+        return dict(configs)
+    return {n: replace(c, epochs=p["ablation_epochs"], patience=0) for n, c in configs.items()}
 
 
 def recall_ndcg(sims: np.ndarray, ds: ITMDataset, relevances: Mapping[str, np.ndarray], k: int = 25) -> dict[str, float]:
