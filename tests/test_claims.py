@@ -54,19 +54,24 @@ def _teran_runs(methods, seeds=(0, 1), offset=None):
     return pd.DataFrame(rows)
 
 
+def _both(runs):
+    """08's run table as both tables its claims read (the comparisons beside MrSw at their own budget)."""
+    return {"runs": runs, "comparisons": runs}
+
+
 def test_judge_claims_keeps_every_claim_and_says_what_was_not_run():
     runs = _teran_runs(["TERN (global)", "TERAN mwsr", "TERAN mrsw"])
-    table = judge_claims("08_teran", runs)
+    table = judge_claims("08_teran", _both(runs))
     assert list(table.columns) == CLAIM_COLUMNS and len(table) == len(claims_for("08_teran"))
     v = table.set_index("id").verdict
     # mrsw rsum 320/321 vs TERN 300/301: paired differences 20, 20 -> two seeds are never judged
     assert v["teran_beats_tern"] == "not judged (2 seeds; a headline claim needs 5)"
     assert v["teran_avg_words_loses"] == "not run (TERAN mravgw absent)"
     assert v["teran_mrsw_beats_mwsr_t2i"] == "not judged (2 seeds; a headline claim needs 5)"   # t2i_r1: 32/33 vs 31/32
-    three = judge_claims("08_teran", _teran_runs(["TERN (global)", "TERAN mwsr", "TERAN mrsw"], seeds=(0, 1, 2)))
+    three = judge_claims("08_teran", _both(_teran_runs(["TERN (global)", "TERAN mwsr", "TERAN mrsw"], seeds=(0, 1, 2))))
     # a headline claim needs 5 seeds; a claim that is not one is judged on 3
     assert three.set_index("id").verdict["teran_beats_tern"] == "not judged (3 seeds; a headline claim needs 5)"
-    five = judge_claims("08_teran", _teran_runs(["TERN (global)", "TERAN mwsr", "TERAN mrsw"], seeds=range(5)))
+    five = judge_claims("08_teran", _both(_teran_runs(["TERN (global)", "TERAN mwsr", "TERAN mrsw"], seeds=range(5))))
     assert five.set_index("id").verdict["teran_beats_tern"] == "holds (n=5, 95% CI [20.0, 20.0])"
     assert v["teran_shared_weights_same"] == "not run (TERAN mrsw Shared-W absent)"
     assert v["tern_mrsw_test_collapses"] == "not run (TERN (global) mrsw Test absent)"

@@ -101,17 +101,18 @@ def test_the_gate_withholds_verdicts_on_arms_that_did_not_train():
     flat, rising = [100, 200, 190, 180], [100, 150, 180, 200]
     recs = lambda tern: tuple(_rec(m, s, tern if m == "TERN (global)" else flat, 4 if tern is rising and  # noqa: E731
                                    m == "TERN (global)" else 2) for m in ("TERN (global)", "TERAN mrsw") for s in range(5))
-    ok = judge_claims("08_teran", runs, records=Training(recs(flat))).set_index("id").loc["teran_beats_tern"]
+    both = {"runs": runs, "comparisons": runs}        # 08's claims read both tables
+    ok = judge_claims("08_teran", both, records=Training(recs(flat))).set_index("id").loc["teran_beats_tern"]
     assert ok.verdict.startswith("holds (n=5") and ok.training == "converged"
     assert (ok.model_arms, ok.baseline_arms) == ("TERAN mrsw@1", "TERN (global)@1")
-    gated = judge_claims("08_teran", runs, records=Training(recs(rising))).set_index("id").loc["teran_beats_tern"]
+    gated = judge_claims("08_teran", both, records=Training(recs(rising))).set_index("id").loc["teran_beats_tern"]
     assert gated.verdict == "not judged (still rising)" and gated.training == "TERN (global)@1: still rising"
     assert gated.ci_low == ok.ci_low          # the interval is still shown, only not read as a verdict
     # an arm without records is named as such, never called converged
-    mwsr = judge_claims("08_teran", runs, records=Training(recs(flat))).set_index("id").loc["teran_mrsw_beats_mwsr_t2i"]
+    mwsr = judge_claims("08_teran", both, records=Training(recs(flat))).set_index("id").loc["teran_mrsw_beats_mwsr_t2i"]
     assert mwsr.baseline_arms == "" and mwsr.training == "TERAN mwsr: no records"
     # a claim with no records behind it names no arm and no training
-    bare = judge_claims("08_teran", runs).set_index("id").loc["teran_beats_tern"]
+    bare = judge_claims("08_teran", both).set_index("id").loc["teran_beats_tern"]
     assert (bare.model_arms, bare.training) == ("", "")
 
 

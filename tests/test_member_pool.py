@@ -140,10 +140,11 @@ def test_without_a_fraction_to_choose_the_schedule_keeps_the_groups_order(pool):
     assert sched.take() == y and sched.total == 3
 
 
-def test_08_figures_read_the_committed_records_under_the_retrain_recipe(pool):
+def test_08_figures_and_comparisons_read_the_committed_records_under_the_retrain_recipe(pool):
     """Retrained to a plateau (epochs 20, patience 3; the comparison arms at 4 epochs), 08 draws its pictures and
-    query time from seed 0's models at the comparison budget (``figure_budget`` "ablation"): their figure records
-    are committed, so a rerun from the records trains nothing for a picture."""
+    query time from seed 0's models at the comparison budget (``figure_budget`` "ablation"), and sets each
+    comparison arm beside MrSw at that budget (the ``reference`` grid): both are the committed 4-epoch MrSw,
+    so a rerun from the records trains nothing for them, and no comparison pits 20 epochs against 4."""
     from itmlib.papers import teran
     from itmlib.training.train import config_hash
 
@@ -154,6 +155,11 @@ def test_08_figures_read_the_committed_records_under_the_retrain_recipe(pool):
     committed = {f.name.split("-")[2] for f in (ROOT / "results" / "08_teran" / "members").glob("figure-*-s0.csv")}
     assert {config_hash(figures[n]) for n in ("TERAN mrsw", "TERN (global)")} <= committed
     assert config_hash(configs["TERAN mrsw"]) not in committed          # the retrained recipe has no figure record
+    plans = teran.grids(p, pool._source("synthetic", p))
+    reference = plans["reference"].configs
+    assert list(reference) == ["TERAN mrsw"] and reference["TERAN mrsw"] == figures["TERAN mrsw"]
+    assert configs["TERAN symm"].epochs == reference["TERAN mrsw"].epochs == 4 and configs["TERAN mrsw"].epochs == 20
+    assert "reference" not in teran.grids({**p, "ablation_epochs": 0}, pool._source("synthetic", p))
     assert teran.figure_configs({**p, "figure_budget": "main"}, configs) == configs
     with pytest.raises(ValueError, match="figure_budget"):
         teran.figure_configs({**p, "figure_budget": "last"}, configs)

@@ -369,7 +369,7 @@ def test_teran_claims_are_all_judged_whatever_the_main_pooling(pooling):
         ["TERN (global) mrsw Test"]
     runs = pd.DataFrame([{"method": n, "seed": s, "rsum": 1.0 + i + s, "t2i_r1": 1.0 + i, "i2t_r1": 2.0 + i * s,
                           "t2i_ndcg_rouge": 50.0 + s, "grounding": 10.0 * i} for i, n in enumerate(names) for s in (0, 1)])
-    table = judge_claims("08_teran", runs)
+    table = judge_claims("08_teran", {"runs": runs, "comparisons": runs})
     assert len(table) == 13 and not table.verdict.str.startswith("not run").any(), table[["id", "verdict"]]
 
 

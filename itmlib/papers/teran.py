@@ -28,7 +28,8 @@ from ..training.timing import timed
 from ..training.train import TrainConfig, TrainResult
 
 __all__ = ["grounding_targets", "TERAN_SIZES", "teran_config", "teran_dev_relevance", "comparison_configs", "TUNED_BERT", "recall_ndcg",
-           "teran_evaluator", "PAPER_ROWS", "with_paper_columns", "query_times", "FIGURE_BUDGETS", "figure_configs"]
+           "teran_evaluator", "PAPER_ROWS", "with_paper_columns", "query_times", "FIGURE_BUDGETS", "figure_configs", "REFERENCE",
+           "grids"]
 
 # TERAN sizes per scale (paper and public code: joint 1024, visual TE 4 layers at d_model 2048, FF 2048, BERT
 # fine-tuned at lr 1e-5, 30 epochs, lr x0.1 at epoch 20 - the StepLR of the configs; the paper's text says 15).
@@ -108,12 +109,18 @@ def main_config(p: Mapping[str, Any], data: str) -> TrainConfig:
                         warmup_epochs=p["warmup_epochs"], patience=p["patience"], **options)
 
 
+#: the model every comparison of Tables 1 and 4 is set beside (the paper's reference, MrSw)
+REFERENCE = "TERAN mrsw"
+
+
 def grids(p: Mapping[str, Any], data: str) -> dict[str, Any]:
     """Notebook 08's plan: ``"teran"``, the main model and (with ``p["ablations"]``) the comparisons of Tables 1
     and 4 on ``n_seeds`` seeds, the headline claims' arms on ``headline_seeds``. With ``ablation_epochs`` the
     arms no headline claim reads keep that budget (and no early stopping): the recipe the main arms were
-    retrained under is then theirs only, and the gate reads the others' curves as they are. The notebook runs
-    this grid and ``tools/member_pool.py`` trains its members: one plan for both."""
+    retrained under is then theirs only, and the gate reads the others' curves as they are; ``"reference"``
+    is then :data:`REFERENCE` at that budget too, on the comparisons' seeds, so that a comparison claim sets
+    two models trained alike side by side. The notebook runs these grids and ``tools/member_pool.py`` trains
+    the first's members: one plan for both."""
     from dataclasses import replace
 
     from ..claims import headline_methods
@@ -121,10 +128,15 @@ def grids(p: Mapping[str, Any], data: str) -> dict[str, Any]:
 
     heads = tuple(headline_methods("08_teran"))
     configs = comparison_configs(main_config(p, data), p["scale"], p["ablations"])
-    if p.get("ablation_epochs"):
-        configs = {n: c if n in heads else replace(c, epochs=p["ablation_epochs"], patience=0) for n, c in configs.items()}
     seeds = range(p["seed"], p["seed"] + p["n_seeds"])
-    return {"teran": Grid(configs, (1.0,), seeds, "teran", heads, p["headline_seeds"])}
+    if not p.get("ablation_epochs"):
+        return {"teran": Grid(configs, (1.0,), seeds, "teran", heads, p["headline_seeds"])}
+    budget = {n: replace(c, epochs=p["ablation_epochs"], patience=0) for n, c in configs.items()}
+    grid = Grid({n: c if n in heads else budget[n] for n, c in configs.items()}, (1.0,), seeds, "teran", heads,
+                p["headline_seeds"])
+    if len(configs) == 1 or REFERENCE not in configs or budget[REFERENCE] == configs[REFERENCE]:
+        return {"teran": grid}
+    return {"teran": grid, "reference": Grid({REFERENCE: budget[REFERENCE]}, (1.0,), seeds, "teran")}
 
 
 FIGURE_BUDGETS = ("main", "ablation")
