@@ -121,8 +121,6 @@ def grids(p: Mapping[str, Any], data: str) -> dict[str, Any]:
     is then :data:`REFERENCE` at that budget too, on the comparisons' seeds, so that a comparison claim sets
     two models trained alike side by side. The notebook runs these grids and ``tools/member_pool.py`` trains
     the first's members: one plan for both."""
-    from dataclasses import replace
-
     from ..claims import headline_methods
     from ..training.grid import Grid
 
@@ -131,7 +129,7 @@ def grids(p: Mapping[str, Any], data: str) -> dict[str, Any]:
     seeds = range(p["seed"], p["seed"] + p["n_seeds"])
     if not p.get("ablation_epochs"):
         return {"teran": Grid(configs, (1.0,), seeds, "teran", heads, p["headline_seeds"])}
-    budget = {n: replace(c, epochs=p["ablation_epochs"], patience=0) for n, c in configs.items()}
+    budget = _at_comparison_budget(p, configs)
     grid = Grid({n: c if n in heads else budget[n] for n, c in configs.items()}, (1.0,), seeds, "teran", heads,
                 p["headline_seeds"])
     if len(configs) == 1 or REFERENCE not in configs or budget[REFERENCE] == configs[REFERENCE]:
@@ -148,12 +146,17 @@ def figure_configs(p: Mapping[str, Any], configs: Mapping[str, TrainConfig]) -> 
     the comparison arms' budget (``ablation_epochs``, no early stopping), whose figure records a grid retrained
     under a longer recipe can still read: a word-grounding picture and a timing, not a claim, drawn without
     retraining the first seed (~2 h of one CPU thread for MrSw and TERN at 20 epochs)."""
-    from dataclasses import replace
-
     from ..config import check_choice
 
     if check_choice("figure_budget", p.get("figure_budget", "main"), FIGURE_BUDGETS) == "main" or not p.get("ablation_epochs"):
         return dict(configs)
+    return _at_comparison_budget(p, configs)
+
+
+def _at_comparison_budget(p: Mapping[str, Any], configs: Mapping[str, TrainConfig]) -> dict[str, TrainConfig]:
+    """Every config at the comparison arms' budget: ``ablation_epochs`` epochs, no early stopping."""
+    from dataclasses import replace
+
     return {n: replace(c, epochs=p["ablation_epochs"], patience=0) for n, c in configs.items()}
 
 
