@@ -204,6 +204,26 @@ def test_a_claims_arm_is_the_recipe_its_rows_came_from_when_a_member_was_retrain
     assert arms == "TERAN mrsw@1[epochs=20,patience=3]" and bad == []
 
 
+def test_a_method_scored_from_another_members_model_is_that_members_arm():
+    """08's "TERN (global) mrsw Test" is TERN's model scored by MrSw: a row of TERN's records, no record of its
+    own. Its arm is TERN's, under the recipe whose rows hold the claim's values, and it trains as TERN did."""
+    import pandas as pd
+
+    from itmlib.claims.judge import _arms
+
+    rows_of = lambda s, v, best: [{"method": "TERN (global)", "best_epoch": best, "i2t_r1": 50.0 + s},   # noqa: E731
+                                  {"method": "TERN (global) mrsw Test", "best_epoch": best, "i2t_r1": v + s}]
+    old = [dict(_rec("TERN (global)", s, [100, 150, 180, 200], 4, epochs=4), rows=rows_of(s, 20.0, 4)) for s in range(5)]
+    new = [dict(_rec("TERN (global)", s, [100, 200, 210, 209], 3, epochs=20), rows=rows_of(s, 21.0, 3)) for s in range(5)]
+    claim = type("C", (), {"metric": "i2t_r1", "where": {}})()
+    rows = pd.DataFrame({"method": "TERN (global) mrsw Test", "seed": range(5), "fraction": 1.0,
+                         "i2t_r1": [21.0 + s for s in range(5)]})
+    arms, bad = _arms(Training(tuple(old + new)), claim, rows)
+    assert arms == "TERN (global)@1[epochs=20]" and bad == []
+    arms, bad = _arms(Training(tuple(old + new)), claim, rows.assign(i2t_r1=rows.i2t_r1 - 1))
+    assert arms == "TERN (global)@1[epochs=4]" and bad == [f"{arms}: still rising"]
+
+
 def test_no_committed_verdict_rests_on_an_arm_that_did_not_train():
     """An independent check of the gate on the committed claims tables of 04-08 and 10, straight from the member
     records (not through :mod:`itmlib.training.convergence`): an arm did not train when more than half its seeds are

@@ -214,7 +214,12 @@ class Training:
         ({(member, seed): the claim row's ``metric``}) narrows them, likewise, to the records whose rows hold
         exactly those values: where one member was trained under two recipes (a retrain beside the committed
         runs), the arm is the recipe the claim's rows came from."""
-        names, fr = set(members), None if fractions is None else {round(float(f), 6) for f in fractions}
+        # a method no record trains but whose rows a record holds (08's TERN scored by MrSw) is that record's model
+        trained = {rec["member"] for rec in self.records}
+        scored_by = {r["method"]: rec["member"] for rec in self.records for r in rec["rows"]
+                     if r.get("method") and r["method"] not in trained}
+        asked = {m: m if m in trained else scored_by.get(m, m) for m in members}
+        names, fr = set(asked.values()), None if fractions is None else {round(float(f), 6) for f in fractions}
         im = None if images is None else {int(n) for n in images}
         sd = None if seeds is None else {int(s) for s in seeds}
         labels = arm_labels(list(self.records))
@@ -227,9 +232,10 @@ class Training:
         fitting = {rec["member"] for rec, _ in cand if fits(rec)}
         keep = [(rec, label) for rec, label in cand if rec["member"] not in fitting or fits(rec)]
         if values:
-            same = lambda rec: any(r.get("method", rec["member"]) == rec["member"] and metric in r   # noqa: E731
-                                   and (rec["member"], int(rec["seed"])) in values
-                                   and math.isclose(float(r[metric]), values[(rec["member"], int(rec["seed"]))],
+            shown = lambda rec, r: r.get("method", rec["member"])   # noqa: E731
+            same = lambda rec: any(asked.get(shown(rec, r)) == rec["member"] and metric in r   # noqa: E731
+                                   and (shown(rec, r), int(rec["seed"])) in values
+                                   and math.isclose(float(r[metric]), values[(shown(rec, r), int(rec["seed"]))],
                                                     rel_tol=1e-9, abs_tol=1e-9) for r in rec["rows"])
             matched = {rec["member"] for rec, _ in keep if same(rec)}
             keep = [(rec, label) for rec, label in keep if rec["member"] not in matched or same(rec)]
