@@ -38,3 +38,18 @@ def test_a_styled_table_shows_floats_as_a_notebook_frame_does():
 
     html = styled(pd.DataFrame({"method": ["VSE++ (ours)"], "rsum": [45.7], "q": [float("nan")], "n": [3]})).to_html()
     assert ">45.7<" in html and ">-<" in html and ">3<" in html and "45.700000" not in html
+
+
+def test_no_committed_table_rounds_a_learning_rate_to_zero():
+    """A recipe column keeps its value: ``.round(2)`` before :func:`write_table` (which keeps 4 significant
+    figures) once wrote 07's probed lr 1e-4 as 0."""
+    import glob
+
+    from itmlib.paths import repo_root
+
+    zero = []
+    for path in sorted(glob.glob(str(repo_root() / "results" / "*" / "*.csv"))):
+        t = pd.read_csv(path, comment="#")
+        zero += [f"{path}: {c}" for c in t.columns if c in ("lr", "learning rate")
+                 and (pd.to_numeric(t[c], errors="coerce") == 0).any()]
+    assert not zero, zero
