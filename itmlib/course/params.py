@@ -114,6 +114,7 @@ RULES: dict[str, Callable[[str, Any], Any]] = {
     "warmups": _each(_non_negative_int),
     "n_seeds": lambda n, v: check_positive(n, v, integer=True),
     "full_data_seeds": _non_negative_int,
+    "full_data_epochs": _non_negative_int,
     "headline_seeds": _non_negative_int,
     "table5_updates": _choice("fixed", "epochs"),
     "epochs": _non_negative_int,
