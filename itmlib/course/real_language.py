@@ -4,7 +4,10 @@ The notebook runs these grids and ``tools/member_pool.py`` trains their members:
 paper modules' ``grids`` for 06-08). Every paper keeps its own recipe function; this module only says which
 arms, fractions and seeds notebook 10 asks of each, from its parameters ``p`` (``scale``, ``seed``,
 ``n_seeds``, ``papers``, ``epochs``, ``full_data_seeds``, ``sam_fraction``, ``candidate_fractions``,
-``ssamt_fraction``, ``neighborhoods_fraction``, ``teran_fraction``):
+``ssamt_fraction``, ``neighborhoods_fraction``, ``teran_fraction``; optional, each paper's own recipe where it
+differs from ``epochs`` and the paper's defaults: ``teran_epochs``, ``teran_patience``,
+``teran_warmup_epochs``, ``ssamt_epochs``, ``ssamt_intra_epochs``, ``ssamt_select_after``,
+``neighborhoods_lr``):
 
 * ``"sam baseline"``: VSE++ on every training image (its mean Rsum is what the scarce fraction is measured
   against), ``"sam candidates"``: VSE++ on each candidate fraction (absent when ``sam_fraction`` fixes it),
@@ -56,14 +59,17 @@ def grids(p: Mapping[str, Any], data: str) -> dict[str, Grid]:
         if p["full_data_seeds"]:
             out["sam full"] = Grid(_sam(p, data, ["VSE++", "VSE++ + SAM"]), (1.0,), _seeds(p, p["full_data_seeds"]), "sam")
     if "ssamt" in papers:
-        cfgs = ssamt.table3_configs(p["scale"], data=data, arms=["+LM", "+PM"], phrase_settings=[True], epochs=epochs,
-                                    phrase_backend="spacy")
+        phases = {k: p[f"ssamt_{k}"] for k in ("intra_epochs", "select_after") if p.get(f"ssamt_{k}")}
+        cfgs = ssamt.table3_configs(p["scale"], data=data, arms=["+LM", "+PM"], phrase_settings=[True],
+                                    epochs=p.get("ssamt_epochs") or epochs, phrase_backend="spacy", **phases)
         out["ssamt"] = Grid(cfgs, (p["ssamt_fraction"],), _seeds(p, p["n_seeds"]), "ssamt")
     if "neighborhoods" in papers:
-        cfgs = neighborhoods.arm_configs(p["scale"], ["ANG+NP+SYM", "OURS"], data=data, epochs=epochs)
+        lr = {"lr": p["neighborhoods_lr"]} if p.get("neighborhoods_lr") else {}
+        cfgs = neighborhoods.arm_configs(p["scale"], ["ANG+NP+SYM", "OURS"], data=data, epochs=epochs, **lr)
         out["neighborhoods"] = Grid(cfgs, (p["neighborhoods_fraction"],), _seeds(p, p["n_seeds"]), "neighborhoods")
     if "teran" in papers:
-        main = teran.teran_config(p["scale"], epochs=epochs, data=data)
+        main = teran.teran_config(p["scale"], epochs=p.get("teran_epochs") or epochs, data=data,
+                                  patience=p.get("teran_patience", 0), warmup_epochs=p.get("teran_warmup_epochs", 1))
         cfgs = {k: v for k, v in teran.comparison_configs(main, p["scale"], True).items() if k in TERAN_ARMS}
         out["teran"] = Grid(cfgs, (p["teran_fraction"],), _seeds(p, p["n_seeds"]), "teran")
     return out
