@@ -31,6 +31,12 @@ def test_07_members_are_the_medium_grid_with_five_seeds_for_the_headline_arms(po
     lit = [m for m in todo if m.world == "literal"]
     assert len(lit) == 3 * len(p["literal_arms"]) and {m.fraction for m in lit} == {p["literal_fraction"]}
     assert "TRIP+NP+SYM" in p["literal_arms"] and "OURS (DBOW)" in p["news_arms"]
+    # the news arms retrain at the lr the probes chose; the literal arms keep their configs (and their records)
+    from itmlib.training.train import config_hash
+
+    again = pool.PLANS["07_semantic_neighborhoods"][0](dict(p, news_lr=1e-4))
+    assert {m.config.lr for m in again if m.world == "news"} == {1e-4} != {m.config.lr for m in news}
+    assert [config_hash(m.config) for m in again if m.world == "literal"] == [config_hash(m.config) for m in lit]
 
 
 def test_a_grid_expands_into_its_members_headline_arms_first_by_hand():

@@ -131,6 +131,7 @@ RULES: dict[str, Callable[[str, Any], Any]] = {
     "ssamt_intra_epochs": _non_negative_int,
     "ssamt_select_after": _non_negative_int,
     "neighborhoods_lr": _non_negative,
+    "news_lr": _non_negative,
     "rule3_arm": _bool,
     "per_part": _bool,
     "pooling": _poolings,

@@ -304,15 +304,18 @@ def scale_note(scale: str) -> str:
 def grids(p: Mapping[str, Any], news_data: str, literal_data: str) -> dict[str, Grid]:
     """Notebook 07's plan from its parameters ``p`` (``scale``, ``seed``, ``n_seeds``, ``headline_seeds``,
     ``news_arms``, ``literal_arms``, ``literal_fraction``, ``epochs``, ``d2v_mode``, ``neighbor_sampling``,
-    ``lr``, ``warmup_epochs``, ``patience``): ``"news"`` (every news arm on every news pair; the headline claims'
-    arms on ``headline_seeds``) and ``"literal"`` (the literal arms on ``literal_fraction`` of the literal
-    world's images). The notebook runs these grids and ``tools/member_pool.py`` trains their members."""
+    ``lr``, ``warmup_epochs``, ``patience``; optional ``news_lr``): ``"news"`` (every news arm on every news pair;
+    the headline claims' arms on ``headline_seeds``) and ``"literal"`` (the literal arms on ``literal_fraction``
+    of the literal world's images). ``news_lr`` sets the news arms' learning rate apart (the recipe probes ran
+    on the news world's baselines; the literal arms keep ``lr``). The notebook runs these grids and
+    ``tools/member_pool.py`` trains their members."""
     from ..claims import headline_methods
 
     common = dict(epochs=p["epochs"] or None, d2v_mode=p["d2v_mode"], sampling=p["neighbor_sampling"],
                   lr=p.get("lr") or None, warmup_epochs=p.get("warmup_epochs", 1), patience=p.get("patience", 0))
+    news = dict(common, lr=p.get("news_lr") or common["lr"])
     seeds = range(p["seed"], p["seed"] + p["n_seeds"])
-    return {"news": Grid(arm_configs(p["scale"], p["news_arms"], data=news_data, **common), (1.0,), seeds, "news",
+    return {"news": Grid(arm_configs(p["scale"], p["news_arms"], data=news_data, **news), (1.0,), seeds, "news",
                          tuple(headline_methods("07_semantic_neighborhoods", "news")), p["headline_seeds"]),
             "literal": Grid(arm_configs(p["scale"], p["literal_arms"], data=literal_data, **common),
                             (float(p["literal_fraction"]),), seeds, "literal")}
