@@ -64,8 +64,8 @@ def grids(p: Mapping[str, Any], data: str) -> dict[str, Grid]:
                                     epochs=p.get("ssamt_epochs") or epochs, phrase_backend="spacy", **phases)
         out["ssamt"] = Grid(cfgs, (p["ssamt_fraction"],), _seeds(p, p["n_seeds"]), "ssamt")
     if "neighborhoods" in papers:
-        lr = {"lr": p["neighborhoods_lr"]} if p.get("neighborhoods_lr") else {}
-        cfgs = neighborhoods.arm_configs(p["scale"], ["ANG+NP+SYM", "OURS"], data=data, epochs=epochs, **lr)
+        cfgs = neighborhoods.arm_configs(p["scale"], ["ANG+NP+SYM", "OURS"], data=data, epochs=epochs,
+                                         lr=p.get("neighborhoods_lr") or None)
         out["neighborhoods"] = Grid(cfgs, (p["neighborhoods_fraction"],), _seeds(p, p["n_seeds"]), "neighborhoods")
     if "teran" in papers:
         main = teran.teran_config(p["scale"], epochs=p.get("teran_epochs") or epochs, data=data,
