@@ -84,7 +84,7 @@ SETTINGS: list[tuple[str, str, str, str]] = [
      "200, uniform (``neighbor_sampling``: paper)", "as the paper"),
     ("Img NNs features", "ResNet-50 pool feature", "the mean region feature of our detector", "our images are rendered shapes"),
     ("optimiser", "Adam, lr 1e-4, weight decay 1e-5, batch 64 (code: 32)", "Adam, lr 1e-3, no decay, batch 128",
-     "notebook 03's VSE++ recipe; the news arms retrain at the paper's 1e-4 (news_lr), which the probes chose"),
+     "notebook 03's VSE++ recipe; the probes chose the paper's 1e-4 for the news arms (news_lr), not yet retrained"),
     ("model selection", "validation angular loss; lr x0.1 after 5 epochs without improvement",
      "best dev Rsum over 15 epochs, no plateau schedule", "the course's one selection rule"),
     ("k-way distractors", "k-1 other pairs (5-way news, 100-way COCO)", "the same, without replacement, 5 seeded draws",
