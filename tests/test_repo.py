@@ -59,3 +59,14 @@ def test_environment_yml_has_every_pyproject_dependency():
         name = re.split(r"[<>=!~ \[;]", dep, maxsplit=1)[0].lower().replace("_", "-")
         assert re.search(rf"^\s*-\s*{re.escape(conda_name.get(name, name))}\b", env, re.M), \
             f"{name} is in pyproject.toml but not in environment.yml"
+
+
+def test_a_test_that_hangs_fails_with_its_stacks_long_before_ci_gives_up():
+    """CI stops a run at 90 minutes and prints nothing of where it stood: pytest-timeout fails a hung test
+    first, printing every thread's stack, with room left for the rest of the suite to finish."""
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert any(d.startswith("pytest-timeout") for d in project["project"]["optional-dependencies"]["dev"])
+    timeout = project["tool"]["pytest"]["ini_options"]["timeout"]
+    assert 5 * 60 < timeout <= 30 * 60

@@ -50,6 +50,7 @@ import json
 import os
 import re
 import time
+import warnings
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, NamedTuple
@@ -505,6 +506,10 @@ def _run_on_dask(kind: str, arg: Any, members: list[tuple[int, Member]], data: G
                 client.run(_quiet_shutdown_logs)
             except Exception:  # noqa: BLE001 - a worker already gone needs no quieting
                 pass
-        client.close()
-        if cluster is not None:
-            cluster.close()
+        # every result is in (and written): a close that stalls warns after a minute instead of hanging the run
+        for closing in [client] + ([cluster] if cluster is not None else []):
+            try:
+                closing.close(timeout=60)
+            except TimeoutError:
+                warnings.warn(f"{type(closing).__name__} did not close within 60 s; its processes end with this one",
+                              RuntimeWarning, stacklevel=2)
