@@ -89,6 +89,22 @@ def test_06_members_share_their_first_phase_in_groups(pool):
         assert len({(m.fraction, m.seed, "w/o" in m.name, " x" in m.name) for m in g}) == 1
 
 
+def test_06_evaluates_table_3_and_the_rule_3_arm_per_part_as_the_notebook_does(pool):
+    """With ``per_part`` the notebook evaluates Table 3's arms and the rule-3 arm with Table 4 per part: the pool
+    evaluates those members the same way (their records carry that evaluation), and the rest as before."""
+    from itmlib.papers import ssamt
+
+    p = {**pool.notebook_params("06_phrase_labels", "medium"), "scale": "smoke", "rule3_arm": True}
+    before = pool.PLANS["06_phrase_labels"][0](p)
+    todo = pool.PLANS["06_phrase_labels"][0](dict(p, per_part=True))
+    table3 = {(m.name, m.seed) for m in before if m.fraction == p["fraction"] and m.world == "ssamt" and " epochs" not in m.name}
+    assert ssamt.RULE3_ARM in {n for n, _ in table3} and ssamt.PER_PART_WORLD not in {m.world for m in before}
+    assert {(m.name, m.seed) for m in todo if m.world == ssamt.PER_PART_WORLD} == table3
+    assert [(m.name, m.fraction, m.seed) for m in todo] == [(m.name, m.fraction, m.seed) for m in before]
+    keys = {w: pool.PLANS["06_phrase_labels"][1](w, p, "cpu")["eval"].cache_key for w in ("ssamt", ssamt.PER_PART_WORLD)}
+    assert keys[ssamt.PER_PART_WORLD] == keys["ssamt"] + "|per part v1"
+
+
 def test_10_members_are_the_notebooks_arms_and_the_scarce_ones_wait_for_the_baseline(pool):
     p = pool.notebook_params("10_real_language", "medium")
     assert set(p["papers"]) <= {"sam", "ssamt", "neighborhoods", "teran"}     # the papers whose records are committed

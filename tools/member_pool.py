@@ -78,7 +78,8 @@ def _world_06(kind: str, p: dict, device: str) -> dict:
 
     train_ds, dev_ds, test_ds = _load("synthetic", p)
     rel = eval_relevance(test_ds)
-    fn = ssamt.ssamt_evaluator(test_ds, rel, seed=p["seed"], device=device, dev_ds=dev_ds) if kind == "ssamt" else None
+    fn = ssamt.ssamt_evaluator(test_ds, rel, seed=p["seed"], device=device, dev_ds=dev_ds,
+                               per_part=kind == ssamt.PER_PART_WORLD) if kind.startswith("ssamt") else None
     return dict(train=train_ds, dev=dev_ds, test=test_ds, rel=rel, eval=fn)
 
 
@@ -301,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scale", default="medium")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--device", default="cpu")
-    ap.add_argument("--world", nargs="+", help="only the members of these worlds (06: ssamt, vse; 07: news, literal; "
+    ap.add_argument("--world", nargs="+", help="only the members of these worlds (06: ssamt, 'ssamt per part', vse; 07: news, literal; "
                                                "10: sam, teran, ssamt, neighborhoods)")
     ap.add_argument("--results-dir", default="results")
     ap.add_argument("--ckpt-dir", default="runs/checkpoints")

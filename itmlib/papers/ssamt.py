@@ -40,7 +40,7 @@ from ..models.ssamt import SSAMTConfig
 from ..training.grid import Grid
 from ..training.train import TrainConfig, TrainResult, evaluate
 
-__all__ = ["grids", "ARMS", "RULE3_ARM", "arm_name", "relative_fractions",
+__all__ = ["grids", "ARMS", "RULE3_ARM", "PER_PART_WORLD", "arm_name", "relative_fractions",
            "PAPER_NAMES", "ssamt_config", "fixed_updates", "scaled_epochs", "table3_configs",
            "negative_pairs", "mismatch_accuracy", "mask_of_pair",
            "best_threshold", "threshold_accuracy", "classifier_accuracy", "pair_thresholds", "part_accuracy",
@@ -52,6 +52,8 @@ ARMS: dict[str, dict[str, float]] = {"MT+GM": {"local_weight": 0.0, "phrase_weig
                                      "+LM": {"phrase_weight": 0.0}, "+PM": {}}
 #: the +PM arm with masking rule 3 read the other way (words outside a phrase cannot attend to its node)
 RULE3_ARM = "+PM (w/ phrases, rule 3: words hidden)"
+#: the world label of the grids evaluated with Table 4 per part (``ssamt_evaluator(per_part=True)``)
+PER_PART_WORLD = "ssamt per part"
 #: our run names -> the paper's names in Tables 4 and 5
 PAPER_NAMES = {"MT+GM (w/ phrases)": "SSAMT w/o PM&LM", "+LM (w/ phrases)": "SSAMT w/o PM", "+PM (w/ phrases)": "SSAMT"}
 # widths and epochs by scale (phase 1 intra, phase 2 inter); the paper's sizes were lost in extraction
@@ -450,12 +452,15 @@ def grids(p: Mapping[str, Any], data: str) -> dict[str, Grid]:
     recipe = {k: p[k] for k in ("intra_epochs", "select_after") if p.get(k)}
     configs = base if not (recipe or p.get("table3_epochs")) else \
         table3_configs(p["scale"], epochs=p.get("table3_epochs") or p["epochs"] or None, **recipe, **common)
-    out = {"table3": Grid(configs, f0, seeds, "ssamt", tuple(headline_methods("06_phrase_labels")), p["headline_seeds"])}
+    # Table 3's arms (and the rule-3 arm) are evaluated per part too with ``per_part``: a world of their own, so
+    # that a pool evaluates them as the notebook does (PER_PART_WORLD)
+    t3 = PER_PART_WORLD if p.get("per_part") else "ssamt"
+    out = {"table3": Grid(configs, f0, seeds, t3, tuple(headline_methods("06_phrase_labels")), p["headline_seeds"])}
     pm = arm_name("+PM", True)
     if p.get("rule3_arm") and pm in configs:
         c = configs[pm]
         out["rule3"] = Grid({RULE3_ARM: dataclasses.replace(c, model=dataclasses.replace(c.model, rule3="words_hidden"))},
-                            f0, seeds, "ssamt")
+                            f0, seeds, t3)
     if p["longer"]:
         out["longer"] = Grid({f"{n} x{p['longer']:g} epochs": scaled_epochs(base[n], p["longer"])
                               for n in (arm_name("+PM", True), arm_name("+LM", True)) if n in base}, f0, seeds, "ssamt")
