@@ -102,7 +102,7 @@ def test_06_evaluates_table_3_and_the_rule_3_arm_per_part_as_the_notebook_does(p
     assert {(m.name, m.seed) for m in todo if m.world == ssamt.PER_PART_WORLD} == table3
     assert [(m.name, m.fraction, m.seed) for m in todo] == [(m.name, m.fraction, m.seed) for m in before]
     keys = {w: pool.PLANS["06_phrase_labels"][1](w, p, "cpu")["eval"].cache_key for w in ("ssamt", ssamt.PER_PART_WORLD)}
-    assert keys[ssamt.PER_PART_WORLD] == keys["ssamt"] + "|per part v1"
+    assert keys[ssamt.PER_PART_WORLD] == keys["ssamt"] + "|per part v2"
 
 
 def test_10_members_are_the_notebooks_arms_and_the_scarce_ones_wait_for_the_baseline(pool):

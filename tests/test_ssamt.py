@@ -315,7 +315,8 @@ def test_rerank_reorders_only_each_querys_top_k_by_hand():
 def test_part_accuracy_classifies_each_phrase_by_its_scores_sign_by_hand():
     """Two pairs: caption 0 (2 tokens, phrases p, q) with image 0, whose captions say p only; caption 1 (1 token,
     phrase r) with image 1, whose captions say nothing of it. Scores p +0.3 (right), q +0.1 (wrong: q is not
-    said), r -0.2 (right): 2 of 3 parts right. A caption without phrases adds nothing."""
+    said), r -0.2 (right): 2 of 3 parts right; balanced, the true part 1 of 1 and the false ones 1 of 2: 75%.
+    Scores of one sign are 50% balanced whatever their plain accuracy. A caption without phrases adds nothing."""
     from types import SimpleNamespace
 
     from itmlib.papers.ssamt import part_accuracy
@@ -323,12 +324,16 @@ def test_part_accuracy_classifies_each_phrase_by_its_scores_sign_by_hand():
     said = {(0, ("p",))}
     text = {"lengths": [2, 1, 3], "parts": [[("a",), ("b",), ("p",), ("q",)], [("c",), ("r",)], [("x",), ("y",), ("z",)]],
             "labels": SimpleNamespace(positive=lambda i, part: (i, tuple(part)) in said)}
+    ims, caps = np.array([0, 1, 0]), np.array([0, 1, 2])
     nodes = [np.array([9.0, -9.0, 0.3, 0.1]), np.array([9.0, -0.2]), np.array([1.0, 1.0, 1.0])]
-    acc, n = part_accuracy(text, np.array([0, 1, 0]), np.array([0, 1, 2]), nodes)
-    assert (acc, n) == (pytest.approx(200 / 3), 3)
-    flipped = [-s for s in nodes]                 # every sign against the labels but the wrong one: 1 of 3
-    assert part_accuracy(text, np.array([0, 1, 0]), np.array([0, 1, 2]), flipped)[0] == pytest.approx(100 / 3)
-    assert np.isnan(part_accuracy(text, np.array([0]), np.array([2]), nodes[2:])[0])
+    assert part_accuracy(text, ims, caps, nodes) == {"accuracy": pytest.approx(200 / 3), "balanced": pytest.approx(75),
+                                                     "true_share": pytest.approx(100 / 3), "parts": 3}
+    flipped = part_accuracy(text, ims, caps, [-s for s in nodes])      # every sign against the labels but q's
+    assert (flipped["accuracy"], flipped["balanced"]) == (pytest.approx(100 / 3), pytest.approx(25))
+    negative = part_accuracy(text, ims, caps, [np.full(len(s), -1.0) for s in nodes])   # "every part is false"
+    assert (negative["accuracy"], negative["balanced"]) == (pytest.approx(200 / 3), pytest.approx(50))
+    empty = part_accuracy(text, np.array([0]), np.array([2]), nodes[2:])
+    assert empty["parts"] == 0 and np.isnan(empty["accuracy"]) and np.isnan(empty["balanced"])
 
 
 def _plan_params(**kw):

@@ -257,24 +257,29 @@ def false_phrases(ds: ITMDataset, text: dict[str, Any], images: np.ndarray, capt
 
 
 def part_accuracy(text: dict[str, Any], images: np.ndarray, captions: np.ndarray, nodes: Sequence[np.ndarray]
-                  ) -> tuple[float, int]:
-    """Table 4 per part: (accuracy in %, parts) of classifying each phrase of each (image, caption) pair as
-    relevant to the image when its score s(p, I) is positive - the sign the paper's Figure 3 colours the parts
-    by - against the phrase labels' split (:class:`~itmlib.relevance.phrases.LabelIndex`: relevant iff the
-    image's captions say it). Over the pairs of a negative caption it measures what the paper describes,
-    "determining the irrelevant parts of the negative sentence"; unlike a threshold chosen on dev (whose
-    accuracy cannot fall far below 50%: it may always call every pair positive), it falls below 50% when the
-    scores' signs run against the labels."""
-    labels, right, n = text["labels"], 0, 0
+                  ) -> dict[str, float]:
+    """Table 4 per part: each phrase of each (image, caption) pair is classified as relevant to the image when
+    its score s(p, I) is positive - the sign the paper's Figure 3 colours the parts by - against the phrase
+    labels' split (:class:`~itmlib.relevance.phrases.LabelIndex`: relevant iff the image's captions say it).
+    Over the pairs of a negative caption it measures what the paper describes, "determining the irrelevant
+    parts of the negative sentence"; unlike a threshold chosen on dev (whose accuracy cannot fall far below
+    50%: it may always call every pair positive), it falls below 50% when the scores' signs run against the
+    labels. Returns, in %: ``accuracy`` (the share of parts classified right), ``balanced`` (the mean of the
+    rates on the parts the labels call true and on those they call false: 50 for any score of one sign,
+    whatever the share of true parts), ``true_share`` (the share of true parts: a model that calls every
+    part false scores 100 - ``true_share`` in plain accuracy) and ``parts`` (how many; NaN rates with none)."""
+    labels, said, positive = text["labels"], [], []
     for i, c, s in zip(images, captions, nodes):
         n_tok = int(text["lengths"][c])
         phr = text["parts"][c][n_tok:]
-        if not phr:
-            continue
-        said = np.array([labels.positive(int(i), p) for p in phr])
-        right += int(((np.asarray(s[n_tok:n_tok + len(phr)]) > 0) == said).sum())
-        n += len(phr)
-    return (100 * right / n if n else float("nan")), n
+        said += [labels.positive(int(i), p) for p in phr]
+        positive.append(np.asarray(s[n_tok:n_tok + len(phr)]) > 0)
+    said_a = np.array(said, bool)
+    pos = np.concatenate(positive) if positive else np.zeros(0, bool)
+    nan = float("nan")
+    rate = lambda m: 100 * float((pos[m] == said_a[m]).mean()) if m.any() else nan   # noqa: E731
+    return {"accuracy": rate(np.ones_like(said_a)), "balanced": (rate(said_a) + rate(~said_a)) / 2,
+            "true_share": 100 * float(said_a.mean()) if len(said_a) else nan, "parts": float(len(said_a))}
 
 
 def ssamt_evaluator(test_ds: ITMDataset, test_relevance: np.ndarray | None, *, seed: int = 0, device: str = "cpu",
@@ -285,7 +290,8 @@ def ssamt_evaluator(test_ds: ITMDataset, test_relevance: np.ndarray | None, *, s
     classifier whose thresholds are chosen on dev pairs sampled the same way (``thr_*``, ``thr0_*``:
     :func:`classifier_accuracy`), with ``per_part`` the per-part protocol (``part_phrase_i2t``: the parts of
     the negative captions against the image; ``part_phrase_t2i``: the caption's parts against the negative
-    image; :func:`part_accuracy`) - and, with phrase nodes on the synthetic world, Figure 3's false-phrase rates."""
+    image; ``part_bal_*`` balanced, ``part_true_*`` the share of true parts; :func:`part_accuracy`) - and, with
+    phrase nodes on the synthetic world, Figure 3's false-phrase rates."""
     pairs = negative_pairs(test_ds, seed)
     dev_pairs = negative_pairs(dev_ds, seed) if dev_ds is not None else None
     device = resolve_device(device)
@@ -307,8 +313,11 @@ def ssamt_evaluator(test_ds: ITMDataset, test_relevance: np.ndarray | None, *, s
                    for a, b in (("image", "caption"), ("image", "neg_caption"), ("neg_image", "caption"))]
             row |= classifier_accuracy(pos, nc, ni, pair_thresholds(*dev))
         if per_part:
-            row["part_phrase_i2t"], row["parts_i2t"] = part_accuracy(text, pairs["image"], pairs["neg_caption"], nc["nodes"])
-            row["part_phrase_t2i"], row["parts_t2i"] = part_accuracy(text, pairs["neg_image"], pairs["caption"], ni["nodes"])
+            for d, (ims, caps, scored) in {"i2t": (pairs["image"], pairs["neg_caption"], nc),
+                                           "t2i": (pairs["neg_image"], pairs["caption"], ni)}.items():
+                got = part_accuracy(text, ims, caps, scored["nodes"])
+                row |= {f"part_phrase_{d}": got["accuracy"], f"part_bal_{d}": got["balanced"],
+                        f"part_true_{d}": got["true_share"], f"parts_{d}": got["parts"]}
         if model.cfg.phrases and "scenes" in ds.image_extras:
             row |= false_phrases(ds, text, pairs["image"], pairs["neg_caption"], nc["nodes"])
         return [row]
@@ -316,7 +325,7 @@ def ssamt_evaluator(test_ds: ITMDataset, test_relevance: np.ndarray | None, *, s
     # run_grid keeps the rows beside each checkpoint under this key (bump "v1" when the evaluation changes)
     fn.cache_key = (f"ssamt-eval-v2|{test_ds.source}|{test_ds.split}|{test_ds.n_images}|seed {seed}|rel {array_key(test_relevance)}"
                     + (f"|thresholds on {dev_ds.source}|{dev_ds.split}|{dev_ds.n_images}" if dev_ds is not None else "")
-                    + ("|per part v1" if per_part else ""))
+                    + ("|per part v2" if per_part else ""))
     return fn
 
 
