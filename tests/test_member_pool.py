@@ -59,7 +59,7 @@ def test_the_pool_trains_the_plan_the_notebook_runs(pool):
     p6 = pool.notebook_params("06_phrase_labels", "medium")
     plan6 = ssamt.grids(p6, pool._source("synthetic", p6))
     assert key(pool.PLANS["06_phrase_labels"][0](p6)) == key(m for g in plan6.values() for m in g.members())
-    assert set(plan6) == {"table3", "longer", "vse"} | {f"table5 {f:g}" for f in p6["fractions"] if f < 1}
+    assert set(plan6) == {"table3", "rule3", "base", "longer", "vse"} | {f"table5 {f:g}" for f in p6["fractions"] if f < 1}
     p7 = pool.notebook_params("07_semantic_neighborhoods", "medium")
     plan7 = neighborhoods.grids(p7, pool._source(p7["dataset"], p7), pool._source("synthetic", p7))
     assert key(pool.PLANS["07_semantic_neighborhoods"][0](p7)) == key(m for g in plan7.values() for m in g.members())
@@ -79,12 +79,14 @@ def test_the_pool_trains_the_plan_the_notebook_runs(pool):
 
 
 def test_06_members_share_their_first_phase_in_groups(pool):
-    """The medium grid's arms (seeds, fractions, both phrase settings, the longer arms) on the smoke world: the
-    grouping reads the members' configs, not the world's size, and the medium world took ~30 s to build."""
+    """The medium grid's arms (seeds, fractions, both phrase settings, the longer arms, the rule-3 arm, Table 5's
+    arms on all the data under the scale's recipe) on the smoke world: the grouping reads the members' configs, not
+    the world's size, and the medium world took ~30 s to build. Table 3's three arms of one seed and phrase setting
+    share a first phase, and so do Table 5's at each fraction; the rule-3 arm's differs (rule 3 masks phase 1 too)."""
     p = {**pool.notebook_params("06_phrase_labels", "medium"), "scale": "smoke"}
     todo = pool.PLANS["06_phrase_labels"][0](p)
     groups = pool.phase_one_groups(todo, p, "06_phrase_labels", "runs/checkpoints")
-    assert sum(map(len, groups)) == len(todo) == 58 and max(map(len, groups)) == 3
+    assert sum(map(len, groups)) == len(todo) == 70 and Counter(map(len, groups)) == {3: 18, 2: 5, 1: 6}
     for g in groups:                           # one first phase: one seed, one fraction, one phrase setting
         assert len({(m.fraction, m.seed, "w/o" in m.name, " x" in m.name) for m in g}) == 1
 
@@ -94,7 +96,7 @@ def test_06_evaluates_table_3_and_the_rule_3_arm_per_part_as_the_notebook_does(p
     evaluates those members the same way (their records carry that evaluation), and the rest as before."""
     from itmlib.papers import ssamt
 
-    p = {**pool.notebook_params("06_phrase_labels", "medium"), "scale": "smoke", "rule3_arm": True}
+    p = {**pool.notebook_params("06_phrase_labels", "medium"), "scale": "smoke", "rule3_arm": True, "per_part": False}
     before = pool.PLANS["06_phrase_labels"][0](p)
     todo = pool.PLANS["06_phrase_labels"][0](dict(p, per_part=True))
     table3 = {(m.name, m.seed) for m in before if m.fraction == p["fraction"] and m.world == "ssamt" and " epochs" not in m.name}

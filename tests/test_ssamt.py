@@ -197,7 +197,7 @@ def test_relative_fractions_make_the_base_subset_all_data():
     from itmlib.papers.ssamt import relative_fractions
     from itmlib.claims.judge import judge_claims
 
-    cols = ("thr_global_i2t", "thr_phrase_i2t", "thr_phrase_t2i")
+    cols = ("thr_global_i2t", "thr_phrase_i2t", "thr_phrase_t2i", "part_bal_i2t")
     runs = pd.DataFrame([{"fraction": 0.25, "seed": s, "method": m, "i2t_r1": v + s, "t2i_r1": v, "rsum": 3 * v + s,
                           **dict.fromkeys(cols, 50.0)}
                          for s in (0, 1, 2) for m, v in (("MT+GM (w/ phrases)", 10.0), ("+LM (w/ phrases)", 12.0))])
@@ -353,12 +353,17 @@ def test_the_retrain_recipe_moves_table_3_only_and_adds_the_rule_3_arm():
     new = grids({**p, "table3_epochs": 16, "intra_epochs": 8, "select_after": 1, "rule3_arm": True}, "d")
     pm = new["table3"].configs["+PM (w/ phrases)"]
     assert (pm.epochs, pm.model.intra_epochs, pm.model.select_after, pm.warmup_epochs) == (16, 8, 1, 8)
-    assert set(new) == set(old) | {"rule3"} and "rule3" not in old
+    assert set(new) == set(old) | {"rule3", "base"} and not {"rule3", "base"} & set(old)
     (name, r3), = new["rule3"].configs.items()
     assert name == RULE3_ARM and r3.model.rule3 == "words_hidden" and r3.model.select_after == 1
     assert r3 == dataclasses.replace(pm, model=dataclasses.replace(pm.model, rule3="words_hidden"))
     for g in ("longer", "table5 0.5"):
         assert [config_hash(c) for c in new[g].configs.values()] == [config_hash(c) for c in old[g].configs.values()]
+    # the x2 arms and Table 5's fractions compare against Table 5's arms on all the data under the scale's recipe:
+    # the committed 8-epoch records of Table 3 (the arms, seeds and configs the old plan's Table 3 held)
+    assert sorted((m.name, config_hash(m.config), m.fraction, m.seed) for m in new["base"].members()) == \
+        sorted((m.name, config_hash(m.config), m.fraction, m.seed) for m in old["table3"].members()
+               if m.name in new["base"].configs and m.seed in new["base"].seeds)
     # the new fields keep every committed config's hash at their defaults
     assert config_hash(ssamt_config("smoke", select_after=0, rule3="phrase_attends")) == config_hash(ssamt_config("smoke"))
     assert config_hash(ssamt_config("smoke", select_after=1)) != config_hash(ssamt_config("smoke"))

@@ -444,7 +444,9 @@ def grids(p: Mapping[str, Any], data: str) -> dict[str, Grid]:
     ``select_after``, ``rule3_arm``) on the training data ``data``: ``"table3"`` (every arm; the headline claims'
     arms on ``headline_seeds``), ``"rule3"`` (with ``rule3_arm``: +PM with masking rule 3 read the other way,
     :mod:`itmlib.models.masks`), ``"longer"`` (+PM and +LM with ``longer`` times the epochs), ``"table5 <f>"`` per
-    smaller fraction (fixed updates or the same epochs) and ``"vse"``.
+    smaller fraction (fixed updates or the same epochs), ``"base"`` (when Table 3 has its own recipe: Table 5's
+    arms on all the data under the scale's recipe, what the longer arms and the fractions compare against) and
+    ``"vse"``.
 
     Table 3's recipe may differ from the scale's (``table3_epochs`` in all, ``intra_epochs`` of them phase 1,
     ``select_after`` phase-2 epochs skipped by the dev selection); the longer arms and Table 5 keep the
@@ -474,6 +476,9 @@ def grids(p: Mapping[str, Any], data: str) -> dict[str, Grid]:
         out["longer"] = Grid({f"{n} x{p['longer']:g} epochs": scaled_epochs(base[n], p["longer"])
                               for n in (arm_name("+PM", True), arm_name("+LM", True)) if n in base}, f0, seeds, "ssamt")
     t5 = {arm_name(a, True): base[arm_name(a, True)] for a in p["arms"] if arm_name(a, True) in base}
+    if configs is not base and (p["longer"] or any(f < 1.0 for f in p["fractions"])):
+        # Table 3 trained to its own recipe: the x2 arms and Table 5's fractions compare against the scale's
+        out["base"] = Grid(t5, f0, seeds, "ssamt")
     for f in (f for f in p["fractions"] if f < 1.0):   # each fraction its own grid: with fixed updates its epochs scale by 1 / f
         out[f"table5 {f:g}"] = Grid({n: fixed_updates(c, f) if p["table5_updates"] == "fixed" else c for n, c in t5.items()},
                                     (f0[0] * f,), seeds, "ssamt")
