@@ -204,6 +204,28 @@ def test_a_claims_arm_is_the_recipe_its_rows_came_from_when_a_member_was_retrain
     assert arms == "TERAN mrsw@1[epochs=20,patience=3]" and bad == []
 
 
+def test_a_derived_metric_or_a_pooled_tables_member_finds_its_recipe_by_the_runs_rsum():
+    """06's Figure 3 rate is derived from the runs (no record holds it) and its "SSAMT beats VSE++" rows name their
+    member in a ``members`` column: where +PM was trained under two recipes, the rows' Rsum names the one they
+    came from; rows that carry no Rsum read every recipe of the member, as before."""
+    import pandas as pd
+
+    from itmlib.claims.judge import _arms
+
+    old = [dict(_rec("+PM", s, [100, 150, 180, 200], 4, epochs=8), rows=[{"best_epoch": 4, "rsum": 236.0 + s}])
+           for s in range(3)]
+    new = [dict(_rec("+PM", s, [100, 200, 210, 209], 3, epochs=16), rows=[{"best_epoch": 3, "rsum": 256.0 + s}])
+           for s in range(3)]
+    tr = Training(tuple(old + new))
+    rate = type("C", (), {"metric": "rate", "where": {}})()
+    rows = pd.DataFrame({"method": "+PM", "seed": range(3), "rate": 95.0, "rsum": [256.0 + s for s in range(3)]})
+    assert _arms(tr, rate, rows) == ("+PM@1[epochs=16]", [])
+    assert set(_arms(tr, rate, rows.drop(columns="rsum"))[0].split(";")) == {"+PM@1[epochs=16]", "+PM@1[epochs=8]"}
+    versus = type("C", (), {"metric": "rsum", "where": {}})()
+    pooled = rows.assign(method="SSAMT", members="+PM", rsum=[236.0 + s for s in range(3)])
+    assert _arms(tr, versus, pooled) == ("+PM@1[epochs=8]", ["+PM@1[epochs=8]: still rising"])
+
+
 def test_a_method_scored_from_another_members_model_is_that_members_arm():
     """08's "TERN (global) mrsw Test" is TERN's model scored by MrSw: a row of TERN's records, no record of its
     own. Its arm is TERN's, under the recipe whose rows hold the claim's values, and it trains as TERN did."""

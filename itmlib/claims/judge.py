@@ -22,20 +22,30 @@ __all__ = ["judge_claims", "rejudge_claims"]
 def _arms(training: Any, c: Any, rows: pd.DataFrame) -> tuple[str, list[str]]:
     """(the ``;``-joined arm labels of a claim's rows of one method, the states of those that did not converge):
     the rows' members (a pooled table's ``members`` column, else the method), fractions and seeds, and the
-    claim's ``where`` values that are config keys (:class:`itmlib.training.convergence.Training`)."""
+    claim's ``where`` values that are config keys (:class:`itmlib.training.convergence.Training`). Rows of single
+    runs (one member a row) are matched to the records that hold their values - the claim's metric, or the run's
+    Rsum where a table derived the metric (06's Figure 3 rate) - so that a member trained under two recipes
+    names the one the rows came from."""
     if training is None or not len(rows):
         return "", []
-    members = sorted({m for v in rows["members"] for m in str(v).split(";")}) if "members" in rows else \
-        sorted(set(rows.method))
+    names = rows["members"].astype(str) if "members" in rows else rows.method
+    members = sorted({m for v in names for m in v.split(";")})
     by_images = "train_images" in rows and rows.train_images.notna().all()   # a fraction a table relabelled (06)
-    per_run = "members" not in rows and "seed" in rows and c.metric in rows   # rows of single runs: match their records
-    t = training.arms(members, fractions=rows.fraction.unique() if "fraction" in rows and not by_images else None,
-                      seeds=rows.seed.unique() if "seed" in rows else None,
-                      images=rows.train_images.unique() if by_images else None,
-                      recipe={k: v for k, v in c.where.items() if k != "fraction"},
-                      values={(m, int(s)): float(v) for m, s, v in zip(rows.method, rows.seed,
-                                                                        pd.to_numeric(rows[c.metric], errors="coerce"))
-                              if np.isfinite(v)} if per_run else None, metric=c.metric)
+    single = "seed" in rows and not names.str.contains(";").any()
+
+    def values(col: str) -> dict[tuple[str, int], float]:
+        return {(m, int(s)): float(v) for m, s, v in zip(names, rows.seed, pd.to_numeric(rows[col], errors="coerce"))
+                if np.isfinite(v)}
+
+    def arms(col: str | None) -> pd.DataFrame:
+        return training.arms(members, fractions=rows.fraction.unique() if "fraction" in rows and not by_images else None,
+                             seeds=rows.seed.unique() if "seed" in rows else None,
+                             images=rows.train_images.unique() if by_images else None,
+                             recipe={k: v for k, v in c.where.items() if k != "fraction"},
+                             values=values(col) if col else None, metric=col or c.metric)
+
+    keys = [k for k in dict.fromkeys((c.metric, "rsum")) if k in rows] if single else []
+    t = min((arms(k) for k in keys), key=len) if keys else arms(None)   # the narrowest: the records the rows hold
     return ";".join(t.arm), [f"{a}: {st}" for a, st in zip(t.arm, t.state) if st != "converged"]
 
 

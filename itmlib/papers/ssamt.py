@@ -414,7 +414,9 @@ def figure3_table(runs: pd.DataFrame) -> pd.DataFrame:
     """Per seed: how often the lowest-scoring phrase of a negative caption is false of the image (``rate``),
     for every run with phrase nodes, and the ``chance`` of picking a false one at random."""
     r = runs[runs.fraction == 1.0].dropna(subset=["false_hit"])
-    model_rows = r[["seed", "method", "false_hit"]].rename(columns={"false_hit": "rate"})
+    # with each run's training images and Rsum: what names the member record a rate came from (the claims' arms)
+    model_rows = r[["seed", "method", "false_hit"] + [c for c in ("train_images", "rsum") if c in r]
+                   ].rename(columns={"false_hit": "rate"})
     chance = r.groupby("seed", as_index=False)["false_chance"].first().rename(columns={"false_chance": "rate"})
     return pd.concat([model_rows, chance.assign(method="chance")], ignore_index=True)
 
