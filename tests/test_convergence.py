@@ -226,6 +226,24 @@ def test_a_derived_metric_or_a_pooled_tables_member_finds_its_recipe_by_the_runs
     assert _arms(tr, versus, pooled) == ("+PM@1[epochs=8]", ["+PM@1[epochs=8]: still rising"])
 
 
+def test_a_claim_against_chance_reads_its_trained_arm_alone():
+    """06's "the lowest-scoring phrase is a false one, beyond chance": chance is computed from the test split and
+    has no records; the claim's training is its trained arm's, not "chance: no records"."""
+    import pandas as pd
+
+    from itmlib.claims.judge import judge_claims
+
+    recs = Training(tuple(dict(_rec("+PM (w/ phrases)", s, [100, 200, 210, 209], 3), rows=[{"best_epoch": 3, "rsum": 250.0 + s}])
+                          for s in range(5)))
+    fig3 = pd.DataFrame([{"method": "+PM (w/ phrases)", "seed": s, "rate": 95.0 + s, "rsum": 250.0 + s} for s in range(5)]
+                        + [{"method": "chance", "seed": s, "rate": 70.0 - s} for s in range(5)])
+    empty = pd.DataFrame(columns=["method", "seed", "fraction"])
+    got = judge_claims("06_phrase_labels", {"runs": empty, "gains": empty, "figure3": fig3, "versus": empty},
+                       records=recs).set_index("id").loc["ssamt_false_phrase_found"]
+    assert got.verdict.startswith("holds (n=5") and got.training == "converged"
+    assert (got.model_arms, got.baseline_arms) == ("+PM (w/ phrases)@1", "")
+
+
 def test_a_method_scored_from_another_members_model_is_that_members_arm():
     """08's "TERN (global) mrsw Test" is TERN's model scored by MrSw: a row of TERN's records, no record of its
     own. Its arm is TERN's, under the recipe whose rows hold the claim's values, and it trains as TERN did."""
@@ -273,9 +291,15 @@ def test_no_committed_verdict_rests_on_an_arm_that_did_not_train():
             name, fraction, extra = m.group(1), float(m.group(2)), m.group(3)
             want = dict(kv.split("=", 1) for kv in extra.split(",")) if extra else {}
             seeds = {}
+
+            def at(config: dict, key: str):          # "model.intra_epochs": a key of the nested model config
+                for part in key.split("."):
+                    config = config.get(part) if isinstance(config, dict) else None
+                return config
+
             for r in records:
                 if r["member"] == name and abs(r["fraction"] - fraction) < 1e-9 and \
-                        all(str(r["config"].get(k)) == v for k, v in want.items()):
+                        all(str(at(r["config"], k)) == v for k, v in want.items()):
                     seeds[r["seed"]] = (r["rows"][0]["best_epoch"], r["history"][key[r["config"]["select_by"]]])
             assert seeds, f"{nb}: no records for {arm}"
             rising = sum(b == len(h) and len(h) >= 3 and (h[-1] - h[-3]) / abs(h[-3]) > 0.01 for b, h in seeds.values())
@@ -291,4 +315,4 @@ def test_no_committed_verdict_rests_on_an_arm_that_did_not_train():
             bad = [a for a in arms if untrained(a)]
             assert bool(bad) == gated, f"{nb} {c.id}: {c.verdict}, arms that did not train by this rule: {bad}"
             checked[gated] += 1
-    assert checked[False] > 30 and checked[True] > 20     # both ways: judged on trained arms, gated on untrained ones
+    assert checked[False] > 40 and checked[True] > 10     # both ways: judged on trained arms, gated on untrained ones
