@@ -278,7 +278,8 @@ def part_accuracy(text: dict[str, Any], images: np.ndarray, captions: np.ndarray
     pos = np.concatenate(positive) if positive else np.zeros(0, bool)
     nan = float("nan")
     rate = lambda m: 100 * float((pos[m] == said_a[m]).mean()) if m.any() else nan   # noqa: E731
-    return {"accuracy": rate(said_a | ~said_a), "balanced": (rate(said_a) + rate(~said_a)) / 2,
+    return {"accuracy": 100 * float((pos == said_a).mean()) if len(said_a) else nan,
+            "balanced": (rate(said_a) + rate(~said_a)) / 2,
             "true_share": 100 * float(said_a.mean()) if len(said_a) else nan, "parts": float(len(said_a))}
 
 
