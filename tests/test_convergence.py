@@ -154,6 +154,31 @@ def test_a_claim_whose_arm_collapses_under_every_probed_recipe_is_judged_and_say
     assert probed.verdict.startswith("holds (n=5") and probed.training.startswith("collapses (probed: lr 2e-4, 1e-4); ")
 
 
+def test_a_claim_whose_baseline_a_longer_probe_finds_still_rising_is_not_judged():
+    """The records' curves end flat (each seed best before its last epoch), so the per-seed gate passes; a probe that
+    trained the baseline twice as long found it still rising, and the claim names that probe: not judged."""
+    import dataclasses
+
+    import pandas as pd
+
+    from itmlib.claims import claim
+    from itmlib.claims.judge import judge_claims
+
+    runs = pd.DataFrame([{"setting": "F-10%", "warmup_epochs": 0, "fraction": 1.0, "method": m, "seed": s,
+                          "rsum": 20.0 + 20 * (m == "VSE++ + SAM") + s, "nsum": 10.0}
+                         for m in ("VSE++", "VSE++ + SAM") for s in range(5)])
+    flat = [10.0, 20.0, 30.0, 30.2, 30.1]
+    recs = Training(tuple(_rec(m, s, flat, 4) for m in ("VSE++", "VSE++ + SAM") for s in range(5)))
+    c = claim("sam_scarce_rsum_10")
+    assert c.rising_past_budget                                          # the committed claim names its probe
+    plain = judge_claims("05_sam_reduced_data", {"runs": runs}, claims=[dataclasses.replace(c, rising_past_budget="")],
+                         records=recs).iloc[0]
+    assert plain.verdict.startswith("holds (n=5") and plain.training == "converged"
+    gated = judge_claims("05_sam_reduced_data", {"runs": runs}, claims=[c], records=recs).iloc[0]
+    assert gated.verdict == "not judged (rising past its budget)"
+    assert gated.training == f"rising past its budget (probed: {c.rising_past_budget}); converged"
+
+
 def test_an_arm_rises_when_most_seeds_end_at_their_best_and_the_median_gain_is_over_one_percent():
     """Three of five seeds best at their last epoch, gains over the last two epochs 3.8%, -2.5%, 2.1%, 0.5%, 6.0%
     (median 2.1%): the arm is still rising, although only two of its seeds are on their own (the rule the course's

@@ -82,6 +82,8 @@ def judge_claims(notebook: str, tables: pd.DataFrame | Mapping[str, pd.DataFrame
     verdict; one on fewer than :data:`MIN_SEEDS` seeds ``not judged (2 seeds)``, a headline claim on fewer
     than :data:`HEADLINE_SEEDS` likewise. A claim whose YAML names the recipes under which its arm collapses
     (``collapses``) is judged, its ``training`` cell ``collapses (probed: ...)``: a finding about the method.
+    One whose YAML names a probe on which its baseline still rises past the arms' budget (``rising_past_budget``)
+    reads ``not judged (rising past its budget)``, whatever the records' own curves say.
     """
     from .paper_side import paper_side, ratio_threshold
     from .registry import claims_for
@@ -121,6 +123,8 @@ def judge_claims(notebook: str, tables: pd.DataFrame | Mapping[str, pd.DataFrame
                  f"{', '.join(missing)}: no records" if missing else "converged")
         if bad and c.collapses:   # probed recipes all collapse: judged, and the training cell says so
             state, bad = f"collapses (probed: {c.collapses}); {state}", []
+        if c.rising_past_budget and state:   # a longer probe: the baseline had not finished at the arms' budget
+            state, bad = f"rising past its budget (probed: {c.rising_past_budget}); {state}", [*bad, "baseline: rising past its budget"]
         v = str(r["verdict"])
         judged = v.split(" (")[0] in LABELS and "deterministic" not in v
         if c.kind == "illustration" and v.split(" (")[0] in LABELS:   # shown, never judged

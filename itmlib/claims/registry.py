@@ -57,7 +57,8 @@ _EXPECT = ("higher", "lower", "same", "non_inferior", "ratio", "at_most", "at_le
 MARGIN_RULES = ("paper_gap", "share", "precision")
 _KEYS = {"id", "notebook", "paper_table", "claim", "table", "where", "pair_by", "metric", "model", "baseline",
          "expect", "threshold", "exact", "bootstrap", "paper", "note",
-         "margin", "margin_why", "margin_rule", "threshold_rule", "headline", "kind", "collapses"}
+         "margin", "margin_why", "margin_rule", "threshold_rule", "headline", "kind", "collapses",
+         "rising_past_budget"}
 #: what a claim is (module docstring)
 KINDS = ("paper", "control", "illustration", "check")
 
@@ -90,6 +91,10 @@ class Claim:
     #: the recipes probed under which an arm of the claim collapses on its dev curve ("lr 1e-3, 1e-4; warm-up 1,
     #: 3, 10"): the claim is then judged, its training cell saying so - a finding about the method, not the recipe
     collapses: str = ""
+    #: a probe that trained the claim's baseline past the arms' budget and found it still rising there (the committed
+    #: table that shows it): the per-seed gate sees a flat end (a learning-rate cut can flatten it), the probe does
+    #: not - the claim is not judged, ``not judged (rising past its budget)``
+    rising_past_budget: str = ""
     headline: bool = False
     kind: str = "paper"
 
@@ -139,7 +144,8 @@ def _claim(paper: str, raw: dict[str, Any], where: str) -> Claim:
                  bootstrap=bool(raw.get("bootstrap", False)), paper_cells=dict(raw["paper"]),
                  note=raw.get("note", ""), margin=float(raw["margin"]) if "margin" in raw else None,
                  margin_why=raw.get("margin_why", ""), margin_rule=rule, threshold_rule=raw.get("threshold_rule", ""),
-                 headline=bool(raw.get("headline", False)), kind=raw["kind"], collapses=str(raw.get("collapses", "")))
+                 headline=bool(raw.get("headline", False)), kind=raw["kind"], collapses=str(raw.get("collapses", "")),
+                 rising_past_budget=str(raw.get("rising_past_budget", "")))
 
 
 @lru_cache(maxsize=None)
