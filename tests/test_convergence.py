@@ -122,6 +122,11 @@ def test_the_claims_view_counts_the_arms_that_did_not_train():
     assert training_short("converged") == "converged" and training_short(float("nan")) == ""
     assert training_short("a@1: selected at epoch 1; b@1: still rising; c@0.25[lr=0.1]: selected at epoch 1") == \
         "selected at epoch 1: 2 arms; still rising: 1 arm"
+    # a judgement from probes leads, whatever brackets and semicolons its probe text holds
+    assert training_short("collapses (probed: lr 1e-3, 1e-4; warm-up (hardest) 1, 3); a@1: selected at epoch 1; "
+                          "b@1: selected at epoch 1") == "collapses; selected at epoch 1: 2 arms"
+    assert training_short("rising past its budget (probed: VSE++, 120 epochs (table recipe_probe)); converged") == \
+        "rising past its budget; converged"
 
 
 def test_probe_curves_lay_out_each_recipe_by_hand():

@@ -220,8 +220,26 @@ def training_short(text: Any) -> str:
     t = "" if not isinstance(text, str) else text
     if not t or t == "converged":
         return t
+    head, t = _probed(t)
     counts: dict[str, int] = {}
-    for part in t.split("; "):
+    for part in t.split("; ") if t else []:
         state = part.rsplit(": ", 1)[-1]
         counts[state] = counts.get(state, 0) + 1
-    return "; ".join(f"{s}: {n} arm{'s' if n > 1 else ''}" for s, n in counts.items())
+    shown = [f"{s}: {n} arm{'s' if n > 1 else ''}" if s != "converged" else s for s, n in counts.items()]
+    return "; ".join([head] * bool(head) + shown)
+
+
+def _probed(text: str) -> tuple[str, str]:
+    """A training cell's leading judgement from probes (``collapses (probed: ...); ...`` or ``rising past its budget
+    (probed: ...); ...``, :func:`itmlib.claims.judge.judge_claims`) apart from its arms' states: (head, the rest).
+    The probes' text may hold parentheses and semicolons of its own, so the head ends where its bracket closes."""
+    import re
+
+    m = re.match(r"(collapses|rising past its budget) \(probed: ", text)
+    if not m:
+        return "", text
+    depth, i = 1, m.end()
+    while i < len(text) and depth:
+        depth += {"(": 1, ")": -1}.get(text[i], 0)
+        i += 1
+    return m.group(1), text[i:].removeprefix("; ")
