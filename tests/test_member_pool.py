@@ -34,8 +34,9 @@ def test_07_members_are_the_medium_grid_with_five_seeds_for_the_headline_arms(po
     # the news arms retrain at the lr the probes chose; the literal arms keep their configs (and their records)
     from itmlib.training.train import config_hash
 
-    again = pool.PLANS["07_semantic_neighborhoods"][0](dict(p, news_lr=1e-4))
+    again = pool.PLANS["07_semantic_neighborhoods"][0](dict(p, news_lr=1e-4, news_epochs=30, news_patience=3))
     assert {m.config.lr for m in again if m.world == "news"} == {1e-4} != {m.config.lr for m in news}
+    assert {(m.config.epochs, m.config.patience) for m in again if m.world == "news"} == {(30, 3)}
     assert [config_hash(m.config) for m in again if m.world == "literal"] == [config_hash(m.config) for m in lit]
 
 

@@ -132,6 +132,8 @@ RULES: dict[str, Callable[[str, Any], Any]] = {
     "ssamt_select_after": _non_negative_int,
     "neighborhoods_lr": _non_negative,
     "news_lr": _non_negative,
+    "news_epochs": _non_negative_int,
+    "news_patience": _non_negative_int,
     "rule3_arm": _bool,
     "per_part": _bool,
     "pooling": _poolings,
