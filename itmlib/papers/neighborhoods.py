@@ -304,8 +304,7 @@ def scale_note(scale: str) -> str:
 def grids(p: Mapping[str, Any], news_data: str, literal_data: str) -> dict[str, Grid]:
     """Notebook 07's plan from its parameters ``p`` (``scale``, ``seed``, ``n_seeds``, ``headline_seeds``,
     ``news_arms``, ``literal_arms``, ``literal_fraction``, ``epochs``, ``d2v_mode``, ``neighbor_sampling``,
-    ``lr``, ``warmup_epochs``, ``patience``; ``news_lr``, ``news_epochs``, ``news_patience``, the news arms' own
-    recipe, 0 meaning as the common one): ``"news"`` (every news
+    ``lr``, ``warmup_epochs``, ``patience``; ``news_lr``/``_epochs``/``_patience``, the news arms' own): ``"news"`` (every news
     arm on every news pair; the headline claims' arms on ``headline_seeds``) and ``"literal"`` (the literal arms
     on ``literal_fraction`` of the literal world's images). The notebook runs these grids and
     ``tools/member_pool.py`` trains their members."""
@@ -313,8 +312,7 @@ def grids(p: Mapping[str, Any], news_data: str, literal_data: str) -> dict[str, 
 
     common = dict(epochs=p["epochs"] or None, d2v_mode=p["d2v_mode"], sampling=p["neighbor_sampling"],
                   lr=p.get("lr") or None, warmup_epochs=p.get("warmup_epochs", 1), patience=p.get("patience", 0))
-    news = dict(common, lr=p.get("news_lr") or common["lr"], epochs=p.get("news_epochs") or common["epochs"],
-                patience=p.get("news_patience") or common["patience"])
+    news = {**common, **{k: p.get(f"news_{k}") or common[k] for k in ("lr", "epochs", "patience")}}   # 0: as common
     seeds = range(p["seed"], p["seed"] + p["n_seeds"])
     return {"news": Grid(arm_configs(p["scale"], p["news_arms"], data=news_data, **news), (1.0,), seeds, "news",
                          tuple(headline_methods("07_semantic_neighborhoods", "news")), p["headline_seeds"]),
