@@ -131,6 +131,8 @@ RULES: dict[str, Callable[[str, Any], Any]] = {
     "ssamt_intra_epochs": _non_negative_int,
     "ssamt_select_after": _non_negative_int,
     "neighborhoods_lr": _non_negative,
+    "neighborhoods_epochs": _non_negative_int,
+    "neighborhoods_patience": _non_negative_int,
     "news_lr": _non_negative,
     "news_epochs": _non_negative_int,
     "news_patience": _non_negative_int,

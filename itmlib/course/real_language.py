@@ -7,7 +7,7 @@ arms, fractions and seeds notebook 10 asks of each, from its parameters ``p`` (`
 ``ssamt_fraction``, ``neighborhoods_fraction``, ``teran_fraction``; optional, each paper's own recipe where it
 differs from ``epochs`` and the paper's defaults: ``teran_epochs``, ``teran_patience``,
 ``teran_warmup_epochs``, ``ssamt_epochs``, ``ssamt_intra_epochs``, ``ssamt_select_after``,
-``neighborhoods_lr``):
+``neighborhoods_lr``, ``neighborhoods_epochs``, ``neighborhoods_patience``):
 
 * ``"sam baseline"``: VSE++ on every training image (its mean Rsum is what the scarce fraction is measured
   against), ``"sam candidates"``: VSE++ on each candidate fraction (absent when ``sam_fraction`` fixes it),
@@ -64,8 +64,9 @@ def grids(p: Mapping[str, Any], data: str) -> dict[str, Grid]:
                                     epochs=p.get("ssamt_epochs") or epochs, phrase_backend="spacy", **phases)
         out["ssamt"] = Grid(cfgs, (p["ssamt_fraction"],), _seeds(p, p["n_seeds"]), "ssamt")
     if "neighborhoods" in papers:
-        cfgs = neighborhoods.arm_configs(p["scale"], ["ANG+NP+SYM", "OURS"], data=data, epochs=epochs,
-                                         lr=p.get("neighborhoods_lr") or None)
+        cfgs = neighborhoods.arm_configs(p["scale"], ["ANG+NP+SYM", "OURS"], data=data,
+                                         epochs=p.get("neighborhoods_epochs") or epochs, lr=p.get("neighborhoods_lr") or None,
+                                         patience=p.get("neighborhoods_patience", 0))
         out["neighborhoods"] = Grid(cfgs, (p["neighborhoods_fraction"],), _seeds(p, p["n_seeds"]), "neighborhoods")
     if "teran" in papers:
         main = teran.teran_config(p["scale"], epochs=p.get("teran_epochs") or epochs, data=data,
