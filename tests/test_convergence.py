@@ -346,3 +346,15 @@ def test_no_committed_verdict_rests_on_an_arm_that_did_not_train():
             assert bool(bad) == gated, f"{nb} {c.id}: {c.verdict}, arms that did not train by this rule: {bad}"
             checked[gated] += 1
     assert checked[False] > 40 and checked[True] > 10     # both ways: judged on trained arms, gated on untrained ones
+
+
+def test_budget_note_states_each_distinct_budget_once():
+    from itmlib.training.convergence import budget_note
+    from itmlib.training.train import TrainConfig
+
+    stop, fixed = TrainConfig(lr=1e-4, epochs=30, patience=3), TrainConfig(lr=1e-3, epochs=15)
+    assert budget_note([stop, stop]) == "lr 0.0001, at most 30 epochs, each stopping after 3 without a better dev rsum"
+    assert budget_note([fixed, stop, fixed]) == ("lr 0.001, 15 epochs / "
+                                                 "lr 0.0001, at most 30 epochs, each stopping after 3 without a better dev rsum")
+    with pytest.raises(ValueError, match="no configs"):
+        budget_note([])

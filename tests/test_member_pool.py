@@ -31,13 +31,15 @@ def test_07_members_are_the_medium_grid_with_five_seeds_for_the_headline_arms(po
     lit = [m for m in todo if m.world == "literal"]
     assert len(lit) == 3 * len(p["literal_arms"]) and {m.fraction for m in lit} == {p["literal_fraction"]}
     assert "TRIP+NP+SYM" in p["literal_arms"] and "OURS (DBOW)" in p["news_arms"]
-    # the news arms retrain at the lr the probes chose; the literal arms keep their configs (and their records)
+    # the news arms train under the recipe the probes chose; at news_* 0 they take the shared recipe, and the literal
+    # arms keep their configs (and their records) either way
     from itmlib.training.train import config_hash
 
-    again = pool.PLANS["07_semantic_neighborhoods"][0](dict(p, news_lr=1e-4, news_epochs=30, news_patience=3))
-    assert {m.config.lr for m in again if m.world == "news"} == {1e-4} != {m.config.lr for m in news}
-    assert {(m.config.epochs, m.config.patience) for m in again if m.world == "news"} == {(30, 3)}
-    assert [config_hash(m.config) for m in again if m.world == "literal"] == [config_hash(m.config) for m in lit]
+    assert {(m.config.lr, m.config.epochs, m.config.patience) for m in news} == {(1e-4, 30, 3)}
+    shared = pool.PLANS["07_semantic_neighborhoods"][0](dict(p, news_lr=0, news_epochs=0, news_patience=0))
+    assert {(m.config.lr, m.config.epochs, m.config.patience) for m in shared if m.world == "news"} == \
+        {(m.config.lr, m.config.epochs, m.config.patience) for m in lit} == {(1e-3, 15, 0)}
+    assert [config_hash(m.config) for m in shared if m.world == "literal"] == [config_hash(m.config) for m in lit]
 
 
 def test_a_grid_expands_into_its_members_headline_arms_first_by_hand():

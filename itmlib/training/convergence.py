@@ -42,7 +42,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["RISE", "MIN_EPOCHS_AFTER", "SELECT_COLUMNS", "CONVERGED", "RISING", "seed_state", "relative_gain",
-           "arm_state", "read_records", "arm_labels", "arm_table", "Training", "probe_curves"]
+           "arm_state", "read_records", "arm_labels", "arm_table", "Training", "probe_curves", "budget_note"]
 
 #: a seed whose dev metric gained more than this (relative) over its last two epochs, selected at its last, is rising
 RISE = 0.01
@@ -265,3 +265,18 @@ def probe_curves(records: list[Mapping[str, Any]], knobs: Iterable[str]) -> tupl
     order = ["member", *knobs]
     return (pd.DataFrame(curves).sort_values([*order, "epoch"]).reset_index(drop=True) if curves else pd.DataFrame(),
             pd.DataFrame(rows).sort_values(order).reset_index(drop=True) if rows else pd.DataFrame())
+
+
+def budget_note(configs: Iterable[Any]) -> str:
+    """How long a grid's arms trained, for a table's header, from their configs (:class:`~itmlib.training.train.TrainConfig`):
+    ``"lr 0.0001, at most 30 epochs, each stopping after 3 without a better dev rsum"`` with early stopping,
+    ``"lr 0.001, 15 epochs"`` without; the distinct budgets of a grid whose arms differ joined by ``" / "``."""
+    notes = []
+    for c in configs:
+        stop = f"at most {c.epochs} epochs, each stopping after {c.patience} without a better dev {c.select_by}"
+        note = f"lr {c.lr:g}, " + (stop if c.patience else f"{c.epochs} epochs")
+        if note not in notes:
+            notes.append(note)
+    if not notes:
+        raise ValueError("budget_note: no configs given")
+    return " / ".join(notes)
