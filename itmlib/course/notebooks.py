@@ -186,8 +186,9 @@ def keep_executed(executed: str | Path, results_dir: str | Path) -> Path:
 
 
 def run_notebook(notebook: str | Path, output: str | Path, parameters: dict[str, Any] | None = None,
-                 *, cwd: str | Path | None = None, progress: bool = False) -> float:
-    """Execute one notebook with papermill; returns wall seconds. Raises on a failing cell."""
+                 *, cwd: str | Path | None = None, progress: bool = False, cell_timeout: int | None = None) -> float:
+    """Execute one notebook with papermill; returns wall seconds. Raises on a failing cell, and with
+    ``cell_timeout`` (seconds) raises ``TimeoutError`` naming the cell that ran past it (default: no limit)."""
     import papermill as pm
 
     nb = resolve_path(notebook)
@@ -198,7 +199,8 @@ def run_notebook(notebook: str | Path, output: str | Path, parameters: dict[str,
     t0 = time.perf_counter()
     with _environ(ITM_HEADLESS="1"):   # the kernel inherits it: widgets show their plain tables (itmlib.course.explore)
         pm.execute_notebook(str(nb), str(out), parameters=parameters or {}, kernel_name="python3", language="python",
-                            cwd=str(cwd if cwd is not None else nb.parent), progress_bar=progress, log_output=False)
+                            cwd=str(cwd if cwd is not None else nb.parent), progress_bar=progress, log_output=False,
+                            execution_timeout=cell_timeout)
     return time.perf_counter() - t0
 
 
