@@ -103,7 +103,7 @@ def test_seeded_and_deterministic(test_ds):
     # a plan reads the world's description without building it: the same string, knob and seed included
     assert dataset_source("coco_scenes", scale="smoke") == test_ds.source
     assert dataset_source("coco_scenes", seed=1) == other.source != test_ds.source
-    assert ", noise=0.5" in dataset_source("coco_scenes", noise=0.5)
+    assert ", noise=1.5" in dataset_source("coco_scenes", noise=1.5) and ", noise" not in dataset_source("coco_scenes", noise=0.5)
 
 
 def test_a_truncated_parse_cache_is_parsed_again(tmp_path, caplog):

@@ -211,3 +211,16 @@ def test_08_figures_and_comparisons_read_the_committed_records_under_the_retrain
     assert teran.figure_configs({**p, "figure_budget": "main"}, configs) == configs
     with pytest.raises(ValueError, match="figure_budget"):
         teran.figure_configs({**p, "figure_budget": "last"}, configs)
+
+
+def test_arm_keeps_the_named_arms_members_and_an_unknown_arm_is_refused(pool, monkeypatch, capsys):
+    """``--arm 'TERAN mrsw'`` (a recipe probe of one baseline) lists that arm's members only; a misspelt arm
+    fails naming the notebook's arms instead of training nothing."""
+    monkeypatch.setattr(pool, "phase_one_groups", lambda todo, *a: [[m] for m in todo])   # no world loaded
+    args = ["10_real_language", "--scale", "smoke", "--list", "-p", "n_seeds", "2", "-p", "papers", '["teran"]']
+    assert pool.main([*args, "--arm", "TERAN mrsw"]) == 0
+    listed = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("  ")]
+    assert len(listed) == 2 and all(ln.strip().startswith("TERAN mrsw, teran,") for ln in listed)
+    with pytest.raises(SystemExit):
+        pool.main([*args, "--arm", "TERAN mrsww"])
+    assert "its arms: ['TERAN mrsw', 'TERAN mwsr', 'TERN (global)']" in capsys.readouterr().err

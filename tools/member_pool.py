@@ -304,6 +304,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--world", nargs="+", help="only the members of these worlds (06: ssamt, 'ssamt per part', vse; 07: news, literal; "
                                                "10: sam, teran, ssamt, neighborhoods)")
+    ap.add_argument("--arm", nargs="+", help="only the members of these arms, e.g. --arm 'TERAN mrsw' (a recipe probe "
+                                             "of one baseline into --results-dir runs/probes)")
     ap.add_argument("--results-dir", default="results")
     ap.add_argument("--ckpt-dir", default="runs/checkpoints")
     ap.add_argument("--list", action="store_true", help="print the members and stop")
@@ -323,7 +325,10 @@ def main(argv: list[str] | None = None) -> int:
     p.update({n: cli_value(v) for n, v in args.param})
     t0 = time.time()
     members, world, prepare, followup = PLANS[args.notebook]
-    todo = [m for m in members(p) if args.world is None or m.world in args.world]
+    everyone = members(p)
+    if args.arm and (missing := set(args.arm) - {m.name for m in everyone}):
+        ap.error(f"{args.notebook} has no arm(s) {sorted(missing)}; its arms: {sorted({m.name for m in everyone})}")
+    todo = [m for m in everyone if (args.world is None or m.world in args.world) and (not args.arm or m.name in args.arm)]
     groups = phase_one_groups(todo, p, args.notebook, args.ckpt_dir)
     print(f"[pool] {len(todo)} members of {args.notebook} at {args.scale}; data in {time.time() - t0:.0f} s", flush=True)
     if args.list:
