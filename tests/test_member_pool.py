@@ -144,17 +144,21 @@ def test_10s_papers_take_the_recipes_their_own_notebooks_chose_and_the_defaults_
 
     p = dict(pool.notebook_params("10_real_language", "smoke"), papers=["sam", "ssamt", "neighborhoods", "teran"])
     base = {k: (n, config_hash(c)) for k, g in real_language.grids(p, "d").items() for n, c in g.configs.items()}
-    old = {k: v for k, v in p.items() if not k.startswith(("teran_e", "teran_p", "teran_w", "ssamt_e", "ssamt_i",
+    old = {k: v for k, v in p.items() if not k.startswith(("sam_scarce", "teran_e", "teran_p", "teran_w", "ssamt_e", "ssamt_i",
                                                             "ssamt_s", "neighborhoods_lr", "neighborhoods_e", "neighborhoods_p"))}
     assert base == {k: (n, config_hash(c)) for k, g in real_language.grids(old, "d").items() for n, c in g.configs.items()}
     new = real_language.grids(dict(p, teran_epochs=20, teran_patience=3, ssamt_epochs=16, ssamt_intra_epochs=8,
                                    ssamt_select_after=1, neighborhoods_lr=1e-4,
-                                   neighborhoods_epochs=30, neighborhoods_patience=3), "d")
+                                   neighborhoods_epochs=30, neighborhoods_patience=3, sam_scarce_epochs=60), "d")
     assert {(c.epochs, c.patience) for c in new["teran"].configs.values()} == {(20, 3)}
     assert {(c.epochs, c.model.intra_epochs, c.model.select_after) for c in new["ssamt"].configs.values()} == {(16, 8, 1)}
     assert {(c.lr, c.epochs, c.patience) for c in new["neighborhoods"].configs.values()} == {(1e-4, 30, 3)}
-    assert {k: config_hash(c) for k, c in new["sam baseline"].configs.items()} == \
-        {k: config_hash(c) for k, c in real_language.grids(p, "d")["sam baseline"].configs.items()}
+    assert {(c.epochs, c.lr_decay_epochs) for c in new["sam candidates"].configs.values()} == {(60, 30)}
+    assert {(c.epochs, c.lr_decay_epochs) for c in real_language.scarce_grid(dict(p, sam_scarce_epochs=60), "d", 0.1)
+            .configs.values()} == {(60, 30)}
+    for full in ("sam baseline", "sam full"):    # every training image keeps 05's full-data budget
+        assert {k: config_hash(c) for k, c in new[full].configs.items()} == \
+            {k: config_hash(c) for k, c in real_language.grids(p, "d")[full].configs.items()}
 
 
 def test_the_schedule_trains_the_chosen_fraction_before_the_held_members_and_a_group_behind_its_first(pool):

@@ -124,6 +124,7 @@ RULES: dict[str, Callable[[str, Any], Any]] = {
     "table3_epochs": _non_negative_int,
     "intra_epochs": _non_negative_int,
     "select_after": _non_negative_int,
+    "sam_scarce_epochs": _non_negative_int,
     "teran_epochs": _non_negative_int,
     "teran_patience": _non_negative_int,
     "teran_warmup_epochs": _non_negative_int,

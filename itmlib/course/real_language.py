@@ -5,7 +5,7 @@ paper modules' ``grids`` for 06-08). Every paper keeps its own recipe function; 
 arms, fractions and seeds notebook 10 asks of each, from its parameters ``p`` (``scale``, ``seed``,
 ``n_seeds``, ``papers``, ``epochs``, ``full_data_seeds``, ``sam_fraction``, ``candidate_fractions``,
 ``ssamt_fraction``, ``neighborhoods_fraction``, ``teran_fraction``; optional, each paper's own recipe where it
-differs from ``epochs`` and the paper's defaults: ``teran_epochs``, ``teran_patience``,
+differs from ``epochs`` and the paper's defaults: ``sam_scarce_epochs``, ``teran_epochs``, ``teran_patience``,
 ``teran_warmup_epochs``, ``ssamt_epochs``, ``ssamt_intra_epochs``, ``ssamt_select_after``,
 ``neighborhoods_lr``, ``neighborhoods_epochs``, ``neighborhoods_patience``):
 
@@ -40,10 +40,13 @@ def _seeds(p: Mapping[str, Any], n: int) -> range:
     return range(p["seed"], p["seed"] + n)
 
 
-def _sam(p: Mapping[str, Any], data: str, arms: list[str]) -> dict:
+def _sam(p: Mapping[str, Any], data: str, arms: list[str], *, scarce: bool = False) -> dict:
+    """SAM's arms under notebook 05's recipe; ``scarce`` (the candidate fractions and the scarce arms): for
+    ``sam_scarce_epochs`` when set (05 trains its scarce members 60 epochs, its full-data ones 30)."""
     from ..papers import ncs_sam
 
-    return ncs_sam.recipe_configs(p["scale"], arms, data=data, epochs=p["epochs"] or None)
+    return ncs_sam.recipe_configs(p["scale"], arms, data=data,
+                                  epochs=(scarce and p.get("sam_scarce_epochs")) or p["epochs"] or None)
 
 
 def grids(p: Mapping[str, Any], data: str) -> dict[str, Grid]:
@@ -55,7 +58,8 @@ def grids(p: Mapping[str, Any], data: str) -> dict[str, Grid]:
         vse = _sam(p, data, ["VSE++"])
         out["sam baseline"] = Grid(vse, (1.0,), _seeds(p, max(p["full_data_seeds"], 1)), "sam")
         if not p["sam_fraction"]:
-            out["sam candidates"] = Grid(vse, tuple(p["candidate_fractions"]), _seeds(p, 1), "sam")
+            out["sam candidates"] = Grid(_sam(p, data, ["VSE++"], scarce=True), tuple(p["candidate_fractions"]),
+                                         _seeds(p, 1), "sam")
         if p["full_data_seeds"]:
             out["sam full"] = Grid(_sam(p, data, ["VSE++", "VSE++ + SAM"]), (1.0,), _seeds(p, p["full_data_seeds"]), "sam")
     if "ssamt" in papers:
@@ -97,7 +101,7 @@ def scarce_fraction(p: Mapping[str, Any], plan: Mapping[str, Grid],
 
 def scarce_grid(p: Mapping[str, Any], data: str, fraction: float) -> Grid:
     """SAM's scarce arms at ``fraction``, the one the baseline's records chose (or ``sam_fraction``)."""
-    return Grid(_sam(p, data, list(SCARCE_ARMS)), (float(fraction),), _seeds(p, p["n_seeds"]), "sam")
+    return Grid(_sam(p, data, list(SCARCE_ARMS), scarce=True), (float(fraction),), _seeds(p, p["n_seeds"]), "sam")
 
 
 def members(plan: Mapping[str, Grid]) -> list[Member]:
