@@ -1,0 +1,94 @@
+"""Notebook 10's level gate: a paper's claims are judged on the real-language world only once its main model
+learned that world as well as the papers say it should, measured against VSE++ trained on no more images.
+
+A comparison between two arms of a model that did not learn the world says nothing about the paper (on the
+previous version of the world TERAN reached a third of VSE++'s Rsum and SSAMT half), so each gated paper
+states its level before any run, from the paper's own standing against VSE++ (:data:`LEVELS`):
+
+* TERAN MrSw reaches at least 0.8x VSE++'s test Rsum (the paper's Table 1, COCO 1K: 1.10x);
+* SSAMT's +PM (w/ phrases) reaches VSE++'s (1.0x; the paper's Table 1, F30K: 1.20x).
+
+The reference is VSE++ at the largest fraction of the training images not above the model's, its test Rsum
+averaged over its seeds (:func:`levels`). A level is a bar for the model to clear, read on seed means, not a
+claim: :func:`level_gate` turns a gated paper's verdicts into ``not judged (below its level: ...)``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import pandas as pd
+
+__all__ = ["LEVELS", "levels", "level_gate"]
+
+#: paper (the prefix of its replayed claims' ids, ``real_<paper>_``) -> (its main model, the share of VSE++'s
+#: test Rsum it must reach, the paper's table, model and dataset the share is read against)
+LEVELS = {"teran": ("TERAN mrsw", 0.8, ("teran_table1", "TERAN MrSw", None)),
+          "ssamt": ("+PM (w/ phrases)", 1.0, ("ssamt_table1", "SSAMT", "F30K"))}
+
+_RSUM = ("i2t_r1", "i2t_r5", "i2t_r10", "t2i_r1", "t2i_r5", "t2i_r10")
+
+
+def _paper_ratio(key: str, model: str, dataset: str | None) -> str:
+    """The paper's own model against its VSE++ row, as a sentence: ``"Table 1 (F30K): SSAMT 488.7 = 1.20x VSE++'s 407.9"``."""
+    from ..paper_numbers import paper_table
+
+    t = paper_table(key)
+    if dataset:
+        t = t[t.dataset == dataset]
+    col = "model"
+    own, vse = (float(t[t[col] == m][list(_RSUM)].sum(axis=1).iloc[0]) for m in (model, "VSE++"))
+    where = f" ({dataset})" if dataset else " (COCO 1K)"
+    return f"Table 1{where}: {model} Rsum {own:.1f} = {own / vse:.2f}x VSE++'s {vse:.1f}"
+
+
+def levels(vse: pd.DataFrame, runs: Mapping[str, tuple[pd.DataFrame, float]]) -> pd.DataFrame:
+    """Each gated paper's main model beside the VSE++ it must reach. ``vse``: VSE++ runs (``method``,
+    ``fraction``, ``seed``, ``rsum``; duplicates of one member dropped); ``runs``: paper -> (its runs, the
+    fraction of the training images its models trained on). One row per paper of :data:`LEVELS` in ``runs``:
+    ``claims of``, ``model``, ``fraction``, ``seeds``, ``rsum`` (mean), ``reference fraction``, ``reference
+    seeds``, ``reference rsum``, ``share needed``, ``needed``, ``reached`` (None where either side has no runs),
+    ``paper`` (the paper's own ratio)."""
+    cols = ["method", "fraction", "seed", "rsum"]
+    ref_all = (vse[cols][vse.method == "VSE++"].drop_duplicates(["fraction", "seed"])
+               if len(vse) and set(cols) <= set(vse.columns) else pd.DataFrame(columns=cols))
+    rows = []
+    for paper, (model, share, source) in LEVELS.items():
+        if paper not in runs:
+            continue
+        r, f = runs[paper]
+        own = r[r.method == model] if len(r) and "rsum" in r.columns else pd.DataFrame(columns=cols)
+        pool = ref_all[ref_all.fraction <= f + 1e-9]
+        rf = float(pool.fraction.max()) if len(pool) else math.nan
+        ref = pool[pool.fraction == rf]
+        m = float(own.rsum.mean()) if len(own) else math.nan
+        b = float(ref.rsum.mean()) if len(ref) else math.nan
+        rows.append({"claims of": paper, "model": model, "fraction": f, "seeds": int(own.seed.nunique()), "rsum": m,
+                     "reference fraction": rf, "reference seeds": int(ref.seed.nunique()), "reference rsum": b,
+                     "share needed": share, "needed": share * b,
+                     "reached": None if math.isnan(m) or math.isnan(b) else bool(m >= share * b),
+                     "paper": _paper_ratio(*source)})
+    return pd.DataFrame(rows)
+
+
+def level_gate(claims: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
+    """``claims`` (a judged claims table) with every verdict of a paper whose model is below its level
+    (:func:`levels`) turned into ``not judged (below its level: ...)``, or ``not judged (no VSE++ on no more
+    images to set its level)`` when the model ran and the reference did not; the reason also goes to the
+    ``training`` column. Rows not judged for another reason keep theirs."""
+    from ..claims.verdicts import LABELS
+
+    out = claims.copy()
+    for _, lv in table.iterrows():
+        known = lv.reached is not None and not (isinstance(lv.reached, float) and math.isnan(lv.reached))
+        if (known and bool(lv.reached)) or (not known and math.isnan(lv.rsum)):
+            continue                 # reached, or the model did not run (its claims already say "not run")
+        why = ("no VSE++ on no more images to set its level" if not known else
+               f"below its level: {lv.model} Rsum {lv.rsum:.1f} < {lv['share needed']:g}x VSE++'s {lv['reference rsum']:.1f}")
+        rows = out.id.str.startswith(f"real_{lv['claims of']}_") & \
+            out.verdict.astype(str).str.split(" (", regex=False).str[0].isin(LABELS)
+        out.loc[rows, "verdict"] = f"not judged ({why})"
+        out.loc[rows, "training"] = out.loc[rows, "training"].fillna("").astype(str).map(
+            lambda s: f"{why}; {s}" if s else why)
+    return out

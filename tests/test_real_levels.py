@@ -1,0 +1,46 @@
+"""Notebook 10's level gate (itmlib.course.real_levels), by hand."""
+import pandas as pd
+
+from itmlib.course.real_levels import level_gate, levels
+
+
+def _runs(method, fraction, rsums):
+    return pd.DataFrame({"method": method, "fraction": fraction, "seed": range(len(rsums)), "rsum": rsums})
+
+
+VSE = pd.concat([_runs("VSE++", 1.0, [200.0, 220.0]), _runs("VSE++", 1.0, [200.0]),   # one member in two grids
+                 _runs("VSE++", 0.15, [100.0]), _runs("VSE++", 0.4, [150.0])], ignore_index=True)
+
+
+def test_levels_read_each_model_against_vse_on_no_more_images():
+    t = levels(VSE, {"teran": (_runs("TERAN mrsw", 1.0, [160.0, 170.0]), 1.0),
+                     "ssamt": (_runs("+PM (w/ phrases)", 0.0, [110.0, 120.0]), 0.25)}).set_index("claims of")
+    assert (t.loc["teran", "rsum"], t.loc["teran", "reference rsum"], t.loc["teran", "needed"]) == (165.0, 210.0, 168.0)
+    assert t.loc["teran", "reference seeds"] == 2 and not t.loc["teran", "reached"]   # 165 < 0.8 x 210
+    assert (t.loc["ssamt", "reference fraction"], t.loc["ssamt", "reference rsum"]) == (0.15, 100.0)  # not the 0.4
+    assert t.loc["ssamt", "reached"]
+    assert t.loc["teran", "paper"] == "Table 1 (COCO 1K): TERAN MrSw Rsum 524.8 = 1.10x VSE++'s 478.6"
+    assert t.loc["ssamt", "paper"] == "Table 1 (F30K): SSAMT Rsum 488.7 = 1.20x VSE++'s 407.9"
+
+
+def test_the_gate_turns_only_the_judged_verdicts_of_a_paper_below_its_level():
+    claims = pd.DataFrame({"id": ["real_teran_beats_tern", "real_teran_grounds_tern_not", "real_ssamt_pm_helps",
+                                  "real_sam_full_raises_ncs"],
+                           "verdict": ["holds (n=5, 95% CI [1, 2])", "not judged (2 seeds)",
+                                       "inconclusive (n=5, 95% CI [-1, 2])", "holds (n=5, 95% CI [1, 2])"],
+                           "training": ["converged", "converged", "converged", "converged"]})
+    t = levels(VSE, {"teran": (_runs("TERAN mrsw", 1.0, [160.0, 170.0]), 1.0),
+                     "ssamt": (_runs("+PM (w/ phrases)", 0.25, [110.0]), 0.25)})
+    out = level_gate(claims, t).set_index("id")
+    why = "below its level: TERAN mrsw Rsum 165.0 < 0.8x VSE++'s 210.0"
+    assert out.loc["real_teran_beats_tern", "verdict"] == f"not judged ({why})"
+    assert out.loc["real_teran_beats_tern", "training"] == f"{why}; converged"
+    assert out.loc["real_teran_grounds_tern_not", "verdict"] == "not judged (2 seeds)"
+    assert out.loc["real_ssamt_pm_helps", "verdict"].startswith("inconclusive")
+    assert out.loc["real_sam_full_raises_ncs", "verdict"].startswith("holds")
+    # a model with no VSE++ on no more images is not judged either; a model that did not run is left to "not run"
+    none = levels(VSE[VSE.fraction == 1.0], {"ssamt": (_runs("+PM (w/ phrases)", 0.25, [110.0]), 0.25),
+                                             "teran": (_runs("TERAN mrsw", 1.0, [])[:0], 1.0)})
+    out = level_gate(claims, none).set_index("id")
+    assert out.loc["real_ssamt_pm_helps", "verdict"] == "not judged (no VSE++ on no more images to set its level)"
+    assert out.loc["real_teran_beats_tern", "verdict"].startswith("holds")
