@@ -44,3 +44,15 @@ def test_the_gate_turns_only_the_judged_verdicts_of_a_paper_below_its_level():
     out = level_gate(claims, none).set_index("id")
     assert out.loc["real_ssamt_pm_helps", "verdict"] == "not judged (no VSE++ on no more images to set its level)"
     assert out.loc["real_teran_beats_tern", "verdict"].startswith("holds")
+
+
+def test_the_floor_reading_says_when_the_world_is_too_easy():
+    from itmlib.course.real_levels import floor_reading
+
+    t = pd.DataFrame({"model": ["lexical floor (no training)", "VSE++", "VSE++"], "fraction": [float("nan"), 1.0, 0.15],
+                      "rsum": [200.0, 215.0, 120.0]})
+    assert floor_reading(t) == ("VSE++ on every training image reaches test Rsum 215.0 against the floor's 200.0 (+15.0): "
+                                "the floor matches it (VSE++ less than 10% above): this world is too easy to test the "
+                                "papers' ideas.")
+    assert "room to show" in floor_reading(t.assign(rsum=[200.0, 221.0, 120.0]))    # 10.5% above
+    assert "no records" in floor_reading(t[t.fraction != 1.0])

@@ -11,6 +11,10 @@ states its level before any run, from the paper's own standing against VSE++ (:d
 The reference is VSE++ at the largest fraction of the training images not above the model's, its test Rsum
 averaged over its seeds (:func:`levels`). A level is a bar for the model to clear, read on seed means, not a
 claim: :func:`level_gate` turns a gated paper's verdicts into ``not judged (below its level: ...)``.
+
+The world itself has a level too: :func:`floor_reading` reads VSE++ against the training-free lexical floor
+(:func:`itmlib.course.retrievers.lexical_floor`); a floor within :data:`FLOOR_MATCH` of VSE++ makes the world
+too easy to test the papers' ideas.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-__all__ = ["LEVELS", "levels", "level_gate"]
+__all__ = ["LEVELS", "levels", "level_gate", "FLOOR_MATCH", "floor_reading"]
 
 #: paper (the prefix of its replayed claims' ids, ``real_<paper>_``) -> (its main model, the share of VSE++'s
 #: test Rsum it must reach, the paper's table, model and dataset the share is read against)
@@ -92,3 +96,22 @@ def level_gate(claims: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
         out.loc[rows, "training"] = out.loc[rows, "training"].fillna("").astype(str).map(
             lambda s: f"{why}; {s}" if s else why)
     return out
+
+
+#: the lexical floor "matches" a model when the model's test Rsum is less than this share above it
+FLOOR_MATCH = 0.1
+
+
+def floor_reading(table: pd.DataFrame) -> str:
+    """One sentence reading VSE++ on every training image against the training-free lexical floor, from the
+    floor table (``model``, ``fraction``, ``rsum``; the floor's row is ``"lexical floor (no training)"``): the
+    world is too easy to test the papers' ideas when VSE++ is less than :data:`FLOOR_MATCH` above the floor."""
+    floor = table[table.model == "lexical floor (no training)"].rsum
+    vse = table[(table.model == "VSE++") & (table.fraction == 1.0)].rsum
+    if not (len(floor) and len(vse)):
+        return "VSE++ on every training image has no records on this world yet: nothing is read against the floor."
+    f, v = float(floor.iloc[0]), float(vse.iloc[0])
+    verdict = (f"the floor matches it (VSE++ less than {FLOOR_MATCH:.0%} above): this world is too easy to test "
+               "the papers' ideas" if v < f * (1 + FLOOR_MATCH) else
+               "learning retrieves more than word overlap here, so the papers' ideas have room to show")
+    return f"VSE++ on every training image reaches test Rsum {v:.1f} against the floor's {f:.1f} ({v - f:+.1f}): {verdict}."
