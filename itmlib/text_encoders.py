@@ -69,14 +69,14 @@ class SentenceEncoder:
         sentences = list(sentences)
         if not sentences:
             return np.zeros((0, self.dim), self.dtype)
-        lengths = [len(ids) for ids in self.tokenizer(sentences, truncation=True, max_length=self.max_length)["input_ids"]]
-        order = np.argsort(lengths, kind="stable")
+        ids = self.tokenizer(sentences, truncation=True, max_length=self.max_length)["input_ids"]   # tokenized once
+        order = np.argsort([len(t) for t in ids], kind="stable")
         out = np.zeros((len(sentences), self.dim), self.dtype)
         with torch.inference_mode():
             for s in range(0, len(sentences), batch_size):
                 rows = order[s:s + batch_size]
-                batch = self.tokenizer([sentences[i] for i in rows], padding=True, truncation=True,
-                                       max_length=self.max_length, return_tensors="pt").to(self.device)
+                batch = self.tokenizer.pad({"input_ids": [ids[i] for i in rows]}, padding=True,
+                                           return_tensors="pt").to(self.device)
                 h = self.model(**batch).last_hidden_state
                 m = batch["attention_mask"].unsqueeze(-1).to(h.dtype)
                 v = (h * m).sum(1) / m.sum(1).clamp(min=1e-9)
