@@ -51,8 +51,9 @@ def test_the_floor_reading_says_when_the_world_is_too_easy():
 
     t = pd.DataFrame({"model": ["lexical floor (no training)", "VSE++", "VSE++"], "fraction": [float("nan"), 1.0, 0.15],
                       "rsum": [200.0, 215.0, 120.0]})
-    assert floor_reading(t) == ("VSE++ on every training image reaches test Rsum 215.0 against the floor's 200.0 (+15.0): "
-                                "the floor matches it (VSE++ less than 10% above): this world is too easy to test the "
+    assert floor_reading(t) == ("VSE++ on every training image reaches test Rsum 215.0 against the floor's 200.0 (+15.0). "
+                                "The floor matches it (VSE++ less than 10% above): this world is too easy to test the "
                                 "papers' ideas.")
     assert "room to show" in floor_reading(t.assign(rsum=[200.0, 221.0, 120.0]))    # 10.5% above
+    assert "(-22.0). VSE++ stays below the floor" in floor_reading(t.assign(rsum=[200.0, 178.0, 120.0]))
     assert "no records" in floor_reading(t[t.fraction != 1.0])
