@@ -35,14 +35,13 @@ _RSUM = ("i2t_r1", "i2t_r5", "i2t_r10", "t2i_r1", "t2i_r5", "t2i_r10")
 
 
 def _paper_ratio(key: str, model: str, dataset: str | None) -> str:
-    """The paper's own model against its VSE++ row, as a sentence: ``"Table 1 (F30K): SSAMT 488.7 = 1.20x VSE++'s 407.9"``."""
+    """The paper's own model against its VSE++ row: ``"Table 1 (F30K): SSAMT Rsum 488.7 = 1.20x VSE++'s 407.9"``."""
     from ..paper_numbers import paper_table
 
     t = paper_table(key)
     if dataset:
         t = t[t.dataset == dataset]
-    col = "model"
-    own, vse = (float(t[t[col] == m][list(_RSUM)].sum(axis=1).iloc[0]) for m in (model, "VSE++"))
+    own, vse = (float(t[t.model == m][list(_RSUM)].sum(axis=1).iloc[0]) for m in (model, "VSE++"))
     where = f" ({dataset})" if dataset else " (COCO 1K)"
     return f"Table 1{where}: {model} Rsum {own:.1f} = {own / vse:.2f}x VSE++'s {vse:.1f}"
 
