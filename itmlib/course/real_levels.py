@@ -31,17 +31,16 @@ __all__ = ["LEVELS", "levels", "level_gate", "FLOOR_MATCH", "floor_reading"]
 LEVELS = {"teran": ("TERAN mrsw", 0.8, ("teran_table1", "TERAN MrSw", None)),
           "ssamt": ("+PM (w/ phrases)", 1.0, ("ssamt_table1", "SSAMT", "F30K"))}
 
-_RSUM = ("i2t_r1", "i2t_r5", "i2t_r10", "t2i_r1", "t2i_r5", "t2i_r10")
-
-
 def _paper_ratio(key: str, model: str, dataset: str | None) -> str:
     """The paper's own model against its VSE++ row: ``"Table 1 (F30K): SSAMT Rsum 488.7 = 1.20x VSE++'s 407.9"``."""
+    from ..metrics import METRIC_COLUMNS
     from ..paper_numbers import paper_table
 
+    recalls = METRIC_COLUMNS[:METRIC_COLUMNS.index("rsum")]    # the six R@K an Rsum adds
     t = paper_table(key)
     if dataset:
         t = t[t.dataset == dataset]
-    own, vse = (float(t[t.model == m][list(_RSUM)].sum(axis=1).iloc[0]) for m in (model, "VSE++"))
+    own, vse = (float(t[t.model == m][recalls].sum(axis=1).iloc[0]) for m in (model, "VSE++"))
     where = f" ({dataset})" if dataset else " (COCO 1K)"
     return f"Table 1{where}: {model} Rsum {own:.1f} = {own / vse:.2f}x VSE++'s {vse:.1f}"
 
