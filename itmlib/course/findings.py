@@ -77,8 +77,14 @@ def beside_synthetic(claims: pd.DataFrame) -> pd.DataFrame:
         rows.append({"claim": r["claim"], "paper (model vs baseline)": r["paper (model vs baseline)"],
                      "synthetic world verdict": (f"{hit.verdict.iloc[0]}; {hit['ours (model vs baseline)'].iloc[0]} "
                                          f"({orig.notebook})" if hit is not None and len(hit) else "not judged there"),
-                     "real-language verdict": f"{r['verdict']}; {r['ours (model vs baseline)']}"})
+                     "real-language verdict": _with_ours(r)})
     return pd.DataFrame(rows)
+
+
+def _with_ours(row: dict[str, Any]) -> str:
+    """A claim row's verdict and, where it has them, its numbers: ``"holds (...); 39.6 vs 30.8"``."""
+    ours = row.get("ours (model vs baseline)")
+    return f"{row['verdict']}; {ours}" if isinstance(ours, str) and ours else str(row["verdict"])
 
 
 def verdict_sentence(claims: pd.DataFrame) -> str:

@@ -1,0 +1,110 @@
+"""Notebook 10's "What we found", paper by paper: the paper's number, the synthetic world's verdict, the
+real-language world's, and what the difference between the two worlds teaches - drawn from the committed tables.
+
+The two worlds differ in their language only (a grammar of a few hundred words against real COCO captions, in
+other annotators' words than the image's), so where a claim's verdicts agree the claim does not rest on the
+grammar, and where they differ it does. *Why* it does is not measured here: each paper's reading of a
+difference is worded as a hypothesis beside the experiment that would test it (:data:`PAPERS`). A paper none
+of whose claims is judged here teaches nothing yet, and says why (no records, or its model below its level:
+:mod:`itmlib.course.real_levels`). Where the paper's model stays below the lexical floor, the paragraph says
+so: word overlap alone retrieves better there than the model, too easy a world to show its idea.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from .summary import verdict_kind
+
+__all__ = ["PAPERS", "paper_findings"]
+
+#: a claim's paper (:attr:`itmlib.claims.registry.Claim.paper`) -> (its title, the hypothesis a verdict that
+#: differs between the worlds suggests, the experiment that would test it)
+PAPERS = {
+    "ncs_sam": ("Is an image worth five sentences? (the Semantic Adaptive Margin)",
+                "SAM's margins are CIDEr-D between captions, and real captions of one picture share fewer n-grams than "
+                "the grammar's (synonyms, paraphrase, other things mentioned), so the margins carry less of what the "
+                "images share",
+                "SAM with margins from the captions' canonical categories (the gold relevance) instead of CIDEr-D, on "
+                "this world"),
+    "ssamt": ("SSAMT (phrase matching with scene-graph phrase labels)",
+              "the parser's phrases on real captions are noisier than the grammar's, which its gold graphs spell out",
+              "notebook 06's synthetic world with parsed phrase labels (`phrase_backend \"spacy\"`) instead of gold "
+              "ones: the parser without the language"),
+    "neighborhoods": ("Preserving semantic neighborhoods",
+                      "Doc2Vec neighbours over real captions group paraphrases the grammar never produces, which "
+                      "changes what the within-modality losses pull together",
+                      "the same arms with neighbours from the MiniLM sentence encoder instead of Doc2Vec"),
+    "teran": ("TERAN (region-word alignment)",
+              "a real caption names objects its image's regions may not hold (two other annotators built them), so "
+              "fewer of its words have a region to align to",
+              "TERAN's claims on the queries whose object words all find their category in the image"),
+}
+
+
+def _why_not(verdicts: pd.Series) -> str:
+    """Why a paper's claims are not judged here, from their verdicts (``not run (...)``, ``not judged (...)``)."""
+    text = [str(v) for v in verdicts]
+    below = next((v for v in text if "below its level" in v), None)
+    if below:
+        return "its model has not learned this world: " + below.split("below its level: ", 1)[1].rstrip(")")
+    if all(v.startswith("not run") for v in text):
+        return "not every arm it compares has records on this world yet"
+    return "; ".join(sorted({v.split(" (", 1)[1].rstrip(")") if " (" in v else v for v in text}))
+
+
+def _below_floor(models: set[str], floor: pd.DataFrame | None) -> str:
+    """A sentence when the paper's model (on the most training images it has) stays below the lexical floor."""
+    if floor is None or "rsum - floor" not in floor.columns:
+        return ""
+    rows = floor[floor.model.isin(models)].sort_values("fraction")
+    if not len(rows) or float(rows["rsum - floor"].iloc[-1]) >= 0:
+        return ""
+    r = rows.iloc[-1]
+    base = float(floor.rsum.iloc[0])
+    return (f" Its model ({r.model}, test Rsum {float(r.rsum):.1f}) stays below the lexical floor ({base:.1f}): word "
+            "overlap alone retrieves better than the model here, so this world is too easy to show its idea.")
+
+
+def paper_findings(claims: pd.DataFrame, worlds: pd.DataFrame, floor: pd.DataFrame | None = None) -> str:
+    """The per-paper findings as Markdown. ``claims``: notebook 10's claims table (``id``, ``claim``,
+    ``verdict``); ``worlds``: its :func:`itmlib.course.findings.beside_synthetic` table (``claim``, ``paper (model
+    vs baseline)``, ``synthetic world verdict``, ``real-language verdict``); ``floor``: its ``lexical_floor``
+    table, the floor's row first (read first, :func:`itmlib.course.real_levels.floor_reading`). Only the paper's
+    own claims (kind ``paper``) decide a paper's lesson; our controls are listed beside them."""
+    from ..claims.registry import claim
+
+    from .real_levels import floor_reading
+
+    side = worlds.set_index("claim")
+    out = [f"**The world.** {floor_reading(floor)}"] if floor is not None else []
+    for key, (title, hypothesis, experiment) in PAPERS.items():
+        mine = [(r, claim(r["id"])) for r in claims.to_dict("records") if claim(r["id"]).paper == key]
+        if not mine:
+            continue
+        lines = [f"#### {title}"]
+        for r, c in mine:
+            s = side.loc[r["claim"]]
+            paper = s["paper (model vs baseline)"]
+            paper = f"our {c.kind}, not in the paper" if c.kind != "paper" else f"paper {paper}"
+            lines.append(f"- {r['claim']}: {paper}; synthetic world: "
+                         f"{s['synthetic world verdict']}; here: {s['real-language verdict']}.")
+        own = [(r, c) for r, c in mine if c.kind == "paper"]
+        here = pd.Series([verdict_kind(r["verdict"]) for r, _ in own], dtype=object)
+        there = pd.Series([verdict_kind(side.loc[r["claim"], "synthetic world verdict"]) for r, _ in own], dtype=object)
+        judged = here != "not judged"
+        if not judged.any():
+            lesson = f"Nothing yet: {_why_not(pd.Series([r['verdict'] for r, _ in own]))}."
+        elif (there[judged] == "not judged").all():
+            lesson = "The synthetic world did not judge these claims; this world gives their first verdict."
+        elif (here[judged] == there[judged]).all():
+            lesson = (f"The verdicts agree ({int(judged.sum())} of {len(own)} judged here): the claim does not rest on "
+                      "the grammar's language - real captions, in other annotators' words, change none of it.")
+        else:
+            n = int((here[judged] != there[judged]).sum())
+            lesson = (f"{n} of {int(judged.sum())} judged verdicts differ between the worlds: the claim rests on the "
+                      f"language. A hypothesis, not measured: {hypothesis}. The experiment that would test it: "
+                      f"{experiment}.")
+        lesson += _below_floor({c.model for _, c in own}, floor)
+        out.append("\n".join(lines) + f"\n\n*What the difference teaches.* {lesson}")
+    return "\n\n".join(out)
