@@ -39,6 +39,19 @@ def test_write_table_header_roundtrip_and_identical_bytes(tmp_path):
     assert not [p for p in (tmp_path / "01_x").iterdir() if p.name.startswith(".")]  # no temp files left
 
 
+def test_write_table_writes_a_count_past_10000_in_full_and_leaves_other_columns_as_they_were(tmp_path):
+    df = pd.DataFrame({"property": ["images", "captions", "objects"], "train": [8000.0, 24000.0, 3.4461],
+                       "test": [1000.0, 46228.0, float("nan")], "share": [0.12345, 3.0, 24.671]})
+    csv, md = write_table(df, tmp_path, "nb", "t", META)
+    assert csv.read_text().splitlines()[-3:] == ["images,8000,1000,0.1235", "captions,24000,46228,3",
+                                                 "objects,3.446,,24.67"]          # not 2.4e+04 / 4.623e+04
+    body = md.read_text().split("\n\n", 1)[1]
+    assert "e+0" not in body and "| captions   |   24000 |  46228 |  3      |" in body      # right-aligned in full
+    assert "| objects    |   3.446 |    nan | 24.67   |" in body        # a column with no big count: decimal-aligned
+    plain = pd.DataFrame({"x": ["a"], "v": [3.4461]})
+    assert write_table(plain, tmp_path, "nb", "p", META)[1].read_text().endswith(plain.to_markdown(index=False, floatfmt=".4g") + "\n")
+
+
 def test_write_table_rejects_bad_input(tmp_path):
     df = pd.DataFrame({"a": [1]})
     with pytest.raises(ValueError, match="missing"):
