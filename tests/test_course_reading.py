@@ -17,7 +17,7 @@ from itmlib.course.summary import all_claims
 
 ROOT = repo_root()
 #: notebooks whose medium tables are not committed yet, and why: their executed copy comes with them
-AWAITING_MEDIUM = {"10_real_language": "its 5-seed grid of four papers' arms waits for a lent GPU pool"}
+AWAITING_MEDIUM = {"10_real_language": "its executed copy comes with the first records of its 5-seed grid (tools/member_pool.py)"}
 
 
 def test_the_number_checker_finds_a_number_no_table_holds():
