@@ -42,6 +42,12 @@ PAPERS = {
 }
 
 
+#: what a verdict the two worlds share says about the language
+_AGREE = {"holds": "what holds on the grammar's words holds on real captions, so it does not rest on the toy language",
+          "does not hold": "what fails on the grammar fails on real captions too, so the toy language is not why it fails",
+          "inconclusive": "neither world separates the arms at these seeds"}
+
+
 def _why_not(verdicts: pd.Series) -> str:
     """Why a paper's claims are not judged here, from their verdicts (``not run (...)``, ``not judged (...)``)."""
     text = [str(v) for v in verdicts]
@@ -54,13 +60,14 @@ def _why_not(verdicts: pd.Series) -> str:
 
 
 def _below_floor(models: set[str], floor: pd.DataFrame | None) -> str:
-    """A sentence when the paper's model (on the most training images it has) stays below the lexical floor."""
+    """A sentence when the paper's model, trained on every training image (the floor's own reading), stays below
+    the lexical floor."""
     if floor is None or "rsum - floor" not in floor.columns:
         return ""
-    rows = floor[floor.model.isin(models)].sort_values("fraction")
-    if not len(rows) or float(rows["rsum - floor"].iloc[-1]) >= 0:
+    rows = floor[floor.model.isin(models) & (floor.fraction == 1.0)]
+    if not len(rows) or float(rows["rsum - floor"].iloc[0]) >= 0:
         return ""
-    r = rows.iloc[-1]
+    r = rows.iloc[0]
     base = float(floor.rsum.iloc[0])
     return (f" Its model ({r.model}, test Rsum {float(r.rsum):.1f}) stays below the lexical floor ({base:.1f}): word "
             "overlap alone retrieves better than the model here, so this world is too easy to show its idea.")
@@ -98,8 +105,8 @@ def paper_findings(claims: pd.DataFrame, worlds: pd.DataFrame, floor: pd.DataFra
         elif (there[judged] == "not judged").all():
             lesson = "The synthetic world did not judge these claims; this world gives their first verdict."
         elif (here[judged] == there[judged]).all():
-            lesson = (f"The verdicts agree ({int(judged.sum())} of {len(own)} judged here): the claim does not rest on "
-                      "the grammar's language - real captions, in other annotators' words, change none of it.")
+            agreed = "; ".join(f"{k} in both: {_AGREE[k]}" for k in _AGREE if (here[judged] == k).any())
+            lesson = f"The verdicts agree on the {int(judged.sum())} of its {len(own)} claims judged here ({agreed})."
         else:
             n = int((here[judged] != there[judged]).sum())
             lesson = (f"{n} of {int(judged.sum())} judged verdicts differ between the worlds: the claim rests on the "
