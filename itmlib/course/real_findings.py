@@ -109,8 +109,8 @@ def paper_findings(claims: pd.DataFrame, worlds: pd.DataFrame, floor: pd.DataFra
             lesson = f"The verdicts agree on the {int(judged.sum())} of its {len(own)} claims judged here ({agreed})."
         else:
             n = int((here[judged] != there[judged]).sum())
-            lesson = (f"{n} of {int(judged.sum())} judged verdicts differ between the worlds: the claim rests on the "
-                      f"language. A hypothesis, not measured: {hypothesis}. The experiment that would test it: "
+            lesson = (f"{n} of {int(judged.sum())} judged verdicts differ between the worlds: what those claims say rests "
+                      f"on the language. A hypothesis, not measured: {hypothesis}. The experiment that would test it: "
                       f"{experiment}.")
         lesson += _below_floor({c.model for _, c in own}, floor)
         out.append("\n".join(lines) + f"\n\n*What the difference teaches.* {lesson}")
