@@ -86,7 +86,7 @@ def paper_findings(claims: pd.DataFrame, worlds: pd.DataFrame, floor: pd.DataFra
     side = worlds.set_index("claim")
     out = [f"**The world.** {floor_reading(floor)}"] if floor is not None else []
     for key, (title, hypothesis, experiment) in PAPERS.items():
-        mine = [(r, claim(r["id"])) for r in claims.to_dict("records") if claim(r["id"]).paper == key]
+        mine = [(r, c) for r, c in ((r, claim(r["id"])) for r in claims.to_dict("records")) if c.paper == key]
         if not mine:
             continue
         lines = [f"#### {title}"]
@@ -100,16 +100,17 @@ def paper_findings(claims: pd.DataFrame, worlds: pd.DataFrame, floor: pd.DataFra
         here = pd.Series([verdict_kind(r["verdict"]) for r, _ in own], dtype=object)
         there = pd.Series([verdict_kind(side.loc[r["claim"], "synthetic world verdict"]) for r, _ in own], dtype=object)
         judged = here != "not judged"
+        both = judged & (there != "not judged")          # the claims both worlds judged: the ones to compare
         if not judged.any():
             lesson = f"Nothing yet: {_why_not(pd.Series([r['verdict'] for r, _ in own]))}."
-        elif (there[judged] == "not judged").all():
+        elif not both.any():
             lesson = "The synthetic world did not judge these claims; this world gives their first verdict."
-        elif (here[judged] == there[judged]).all():
-            agreed = "; ".join(f"{k} in both: {_AGREE[k]}" for k in _AGREE if (here[judged] == k).any())
-            lesson = f"The verdicts agree on the {int(judged.sum())} of its {len(own)} claims judged here ({agreed})."
+        elif (here[both] == there[both]).all():
+            agreed = "; ".join(f"{k} in both: {_AGREE[k]}" for k in _AGREE if (here[both] == k).any())
+            lesson = f"The verdicts agree on the {int(both.sum())} of its {len(own)} claims both worlds judged ({agreed})."
         else:
-            n = int((here[judged] != there[judged]).sum())
-            lesson = (f"{n} of {int(judged.sum())} judged verdicts differ between the worlds: what those claims say rests "
+            n = int((here[both] != there[both]).sum())
+            lesson = (f"{n} of the {int(both.sum())} verdicts both worlds gave differ: what those claims say rests "
                       f"on the language. A hypothesis, not measured: {hypothesis}. The experiment that would test it: "
                       f"{experiment}.")
         lesson += _below_floor({c.model for _, c in own}, floor)
