@@ -31,6 +31,7 @@ __all__ = ["LEVELS", "levels", "level_gate", "FLOOR_MATCH", "floor_reading"]
 LEVELS = {"teran": ("TERAN mrsw", 0.8, ("teran_table1", "TERAN MrSw", None)),
           "ssamt": ("+PM (w/ phrases)", 1.0, ("ssamt_table1", "SSAMT", "F30K"))}
 
+
 def _paper_ratio(key: str, model: str, dataset: str | None) -> str:
     """The paper's own model against its VSE++ row: ``"Table 1 (F30K): SSAMT Rsum 488.7 = 1.20x VSE++'s 407.9"``."""
     from ..metrics import METRIC_COLUMNS

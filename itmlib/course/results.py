@@ -25,7 +25,6 @@ import io
 import logging
 import os
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -80,14 +79,9 @@ def write_table(
     head = _header(full_meta)
     out = resolve_path(results_dir) / notebook
     csv_buf = io.StringIO()
-
-    def plain(v: float) -> str:             # a count past 10,000 in full (24000, not 2.4e+04)
-        s = float_format % v
-        return f"{v:.0f}" if "e+" in s else s
-
-    df.to_csv(csv_buf, index=False, float_format=plain, lineterminator="\n")
+    df.to_csv(csv_buf, index=False, float_format=lambda v: _plain(float_format, v), lineterminator="\n")
     csv_text = "".join(f"# {h}\n" for h in head) + csv_buf.getvalue()
-    md_body = _markdown(df, float_format, plain)
+    md_body = _markdown(df, float_format)
     md_text = "".join(f"> {h}  \n" for h in head) + "\n" + md_body + "\n"
     csv_path, md_path = out / f"{table}.csv", out / f"{table}.md"
     atomic_write_text(csv_path, csv_text)
@@ -96,16 +90,22 @@ def write_table(
     return csv_path, md_path
 
 
-def _markdown(df: pd.DataFrame, float_format: str, plain: Callable[[float], str]) -> str:
+def _plain(float_format: str, v: float) -> str:
+    """``v`` at ``float_format``, but a number that format writes with an exponent in full (24000, not 2.4e+04)."""
+    s = float_format % v
+    return f"{v:.0f}" if "e+" in s else s
+
+
+def _markdown(df: pd.DataFrame, float_format: str) -> str:
     """``df`` as a Markdown table, floats at ``float_format``; a float column holding a value that format would
-    write with an exponent is written by ``plain`` instead (right-aligned, not re-parsed by tabulate)."""
+    write with an exponent is written by :func:`_plain` instead (right-aligned, not re-parsed by tabulate)."""
     big = [i for i, c in enumerate(df.columns) if pd.api.types.is_float_dtype(df[c])
            and df[c].dropna().map(lambda v: "e+" in float_format % v).any()]
     if not big:
         return df.to_markdown(index=False, floatfmt=float_format.replace("%", ""))
     shown = df.copy()
     for i in big:
-        shown[df.columns[i]] = df.iloc[:, i].map(lambda v: "nan" if pd.isna(v) else plain(v))
+        shown[df.columns[i]] = df.iloc[:, i].map(lambda v: "nan" if pd.isna(v) else _plain(float_format, v))
     aligns = ["right" if i in big else "decimal" if pd.api.types.is_numeric_dtype(df[c]) else "left"
               for i, c in enumerate(df.columns)]
     return shown.to_markdown(index=False, floatfmt=float_format.replace("%", ""), disable_numparse=big, colalign=aligns)
