@@ -39,7 +39,8 @@ def test_bad_claim_entries_raise_with_the_file_and_the_problem():
         _claim("teran", {k: v for k, v in ok.items() if k != "kind"}, "f.yaml")
     for bad, match in [({"expect": "better"}, "expect"), ({"colour": 1}, "unknown key"), ({"baseline": ""}, "baseline"),
                        ({"kind": "ours"}, "kind must be"),
-                       ({"expect": "at_most"}, "threshold"), ({"paper": {"colum": "rsum"}}, "paper must be")]:
+                       ({"expect": "at_most"}, "threshold"), ({"paper": {"colum": "rsum"}}, "paper must be"),
+                       ({"expect": "at_least", "threshold": 50, "baseline": "", "computed_baseline": True}, "computed_baseline")]:
         with pytest.raises(ValueError, match=match):
             _claim("teran", {**ok, **bad}, "f.yaml")
     with pytest.raises(ValueError, match="no claims"):

@@ -272,6 +272,16 @@ def test_a_claim_against_chance_reads_its_trained_arm_alone():
                        records=recs).set_index("id").loc["ssamt_false_phrase_found"]
     assert got.verdict.startswith("holds (n=5") and got.training == "converged"
     assert (got.model_arms, got.baseline_arms) == ("+PM (w/ phrases)@1", "")
+    # the claim's YAML says its baseline is computed; without that, a baseline with no records was not trained
+    import dataclasses
+
+    from itmlib.claims.registry import claim
+
+    c = claim("ssamt_false_phrase_found")
+    assert c.computed_baseline
+    plain = judge_claims("06_phrase_labels", {"figure3": fig3}, claims=[dataclasses.replace(c, computed_baseline=False)],
+                         records=recs).iloc[0]
+    assert plain.training == "chance: no records"
 
 
 def test_a_method_scored_from_another_members_model_is_that_members_arm():

@@ -117,8 +117,9 @@ def judge_claims(notebook: str, tables: pd.DataFrame | Mapping[str, pd.DataFrame
         marms, mbad = _arms(training, c, runs[runs.method == model]) if len(runs) else ("", [])
         barms, bbad = _arms(training, c, runs[runs.method == baseline]) if len(runs) and baseline else ("", [])
         bad = mbad + bbad
-        # an arm without records was not trained (yet); "chance" is computed from the test split, never trained
-        missing = [a for a, rows_of in ((model, marms), (baseline, barms)) if a and a != "chance" and not rows_of]
+        # an arm without records was not trained (yet); a computed baseline (chance) never is
+        missing = [a for a, rows_of, computed in ((model, marms, False), (baseline, barms, c.computed_baseline))
+                   if a and not computed and not rows_of]
         state = ("" if not (marms or barms) else "; ".join(bad) if bad else
                  f"{', '.join(missing)}: no records" if missing else "converged")
         if bad and c.collapses:   # probed recipes all collapse: judged, and the training cell says so

@@ -25,7 +25,9 @@ no seed spread), ``bootstrap: true`` (a statistic of one sample - an AUC over ju
 the sample as ``replicate`` 0 and its bootstrap draws as 1..B: judged on the draws' percentile interval), ``note``;
 ``margin`` and ``margin_why`` (a "same" claim's equivalence margin, in the metric's units, and why that size:
 without one a "same" claim can never hold);
-``headline: true`` (one of the paper's headline claims: listed first, judged on >= 5 seeds).
+``headline: true`` (one of the paper's headline claims: listed first, judged on >= 5 seeds);
+``computed_baseline: true`` (the baseline is computed from the test split, e.g. ``chance``: it was never trained,
+so it has no member records and needs none).
 
 Every claim has a ``kind``: ``paper`` (the paper states it, with its number: what the course counts as
 the paper's results), ``control`` (our test of a mechanism the paper asserts: shuffled margins, random
@@ -58,7 +60,7 @@ MARGIN_RULES = ("paper_gap", "share", "precision")
 _KEYS = {"id", "notebook", "paper_table", "claim", "table", "where", "pair_by", "metric", "model", "baseline",
          "expect", "threshold", "exact", "bootstrap", "paper", "note",
          "margin", "margin_why", "margin_rule", "threshold_rule", "headline", "kind", "collapses",
-         "rising_past_budget"}
+         "rising_past_budget", "computed_baseline"}
 #: what a claim is (module docstring)
 KINDS = ("paper", "control", "illustration", "check")
 
@@ -97,6 +99,8 @@ class Claim:
     rising_past_budget: str = ""
     headline: bool = False
     kind: str = "paper"
+    #: the baseline is computed from the test split (``chance``), never trained: it has no member records
+    computed_baseline: bool = False
 
     @property
     def check(self) -> bool:
@@ -136,6 +140,8 @@ def _claim(paper: str, raw: dict[str, Any], where: str) -> Claim:
             raise ValueError(f"{where}: claim {raw['id']!r}: margin must be >= 0, got {raw['margin']!r}")
     elif raw["expect"] == "non_inferior":
         raise ValueError(f"{where}: claim {raw['id']!r}: a non_inferior claim needs a margin (margin_rule, margin_why)")
+    if raw.get("computed_baseline") and not raw.get("baseline"):
+        raise ValueError(f"{where}: claim {raw['id']!r}: computed_baseline needs a baseline")
     return Claim(id=raw["id"], paper=paper, notebook=raw["notebook"], paper_table=raw["paper_table"],
                  claim=raw["claim"], metric=raw["metric"], model=raw["model"], expect=raw["expect"],
                  baseline=raw.get("baseline", ""), table=raw.get("table", "runs"), where=dict(raw.get("where") or {}),
@@ -145,7 +151,8 @@ def _claim(paper: str, raw: dict[str, Any], where: str) -> Claim:
                  note=raw.get("note", ""), margin=float(raw["margin"]) if "margin" in raw else None,
                  margin_why=raw.get("margin_why", ""), margin_rule=rule, threshold_rule=raw.get("threshold_rule", ""),
                  headline=bool(raw.get("headline", False)), kind=raw["kind"], collapses=str(raw.get("collapses", "")),
-                 rising_past_budget=str(raw.get("rising_past_budget", "")))
+                 rising_past_budget=str(raw.get("rising_past_budget", "")),
+                 computed_baseline=bool(raw.get("computed_baseline", False)))
 
 
 @lru_cache(maxsize=None)
