@@ -76,6 +76,10 @@ def test_judge_claims_keeps_every_claim_and_says_what_was_not_run():
     assert five.set_index("id").verdict["teran_beats_tern"] == "holds (n=5, 95% CI [20.0, 20.0])"
     assert v["teran_shared_weights_same"] == "not run (TERAN mrsw Shared-W absent)"
     assert v["tern_mrsw_test_collapses"] == "not run (TERN (global) mrsw Test absent)"
+    # a claim on some rows of an empty table names the rows in words, not as a raw mapping
+    empty = pd.DataFrame(columns=["method", "seed", "fraction", "rsum"])
+    ssamt = judge_claims("06_phrase_labels", {t: empty for t in ("runs", "gains", "figure3", "versus")})
+    assert ssamt.set_index("id").verdict["ssamt_pm_helps"] == "not run (rows with fraction 1.0 absent)"
 
 
 def test_judge_claims_where_and_exact_rules():

@@ -27,7 +27,7 @@ def test_agreeing_verdicts_say_the_claim_does_not_rest_on_the_language():
                               ("real_teran_beats_tern", "holds (n=5, 95% CI [3, 4])", "holds (n=5)"),
                               ("real_teran_grounds_tern_not", "does not hold (n=5)", "holds (n=5)")])  # a control
     text = _section(paper_findings(claims, worlds), "teran")
-    assert "The verdicts agree on the 2 of its 2 claims both worlds judged (holds in both: " in text and "A hypothesis" not in text
+    assert "Both worlds judged all 2 of its claims, and their verdicts agree (holds in both: " in text and "A hypothesis" not in text
     assert "claim real_teran_grounds_tern_not: our control, not in the paper" in text
     assert "claim real_teran_beats_tern: paper 65.0 vs 57.5; synthetic world: holds (n=5); here: holds" in text
 
@@ -37,7 +37,14 @@ def test_differing_verdicts_give_the_papers_hypothesis_and_its_experiment():
                               ("real_ssamt_pm_phrase_score_i2t", "holds (n=5)", "holds (n=5)"),
                               ("real_ssamt_pm_phrase_score_t2i", "holds (n=5)", "not judged (2 seeds)")])  # one world
     text = _section(paper_findings(claims, worlds), "ssamt")
-    assert "1 of the 2 verdicts both worlds gave differ" in text
+    assert "1 of the 2 verdicts both worlds gave differs: what those claims say" in text
+    # every verdict both worlds gave differs; a paper with one claim
+    claims, worlds = _tables([("real_teran_mrsw_beats_mwsr_t2i", "inconclusive (n=5)", "holds (n=5)"),
+                              ("real_teran_mrsw_beats_mwsr_i2t", "does not hold (n=5)", "holds (n=5)")])
+    assert "Each of the 2 verdicts both worlds gave differs" in _section(paper_findings(claims, worlds), "teran")
+    claims, worlds = _tables([("real_nbr_ours_not_on_literal", "inconclusive (n=5)", "inconclusive (n=3)")])
+    assert "Both worlds judged its one claim, and their verdicts agree (inconclusive in both" in \
+        _section(paper_findings(claims, worlds), "neighborhoods")
     assert f"A hypothesis, not measured: {PAPERS['ssamt'][1]}" in text and PAPERS["ssamt"][2] in text
 
 

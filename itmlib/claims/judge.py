@@ -109,7 +109,7 @@ def judge_claims(notebook: str, tables: pd.DataFrame | Mapping[str, pd.DataFrame
                           margin=_margin(c, runs, baseline), headline=c.headline) if len(runs) else None
         if r is None:
             absent = (sorted({model, baseline} - set(runs.method) - {""}) if len(runs) else
-                      [f"rows with {c.where}"] if c.where else ["its runs"])
+                      [f"rows with {', '.join(f'{k} {v}' for k, v in c.where.items())}"] if c.where else ["its runs"])
             r = {"claim": c.claim, "paper (model vs baseline)": paper_side(c), "metric": c.metric, "model": model,
                  "baseline": baseline, "ours (model vs baseline)": "", "difference": math.nan,
                  "spread (std of paired diff)": math.nan, "ci_low": math.nan, "ci_high": math.nan, "seeds": 0,

@@ -107,10 +107,14 @@ def paper_findings(claims: pd.DataFrame, worlds: pd.DataFrame, floor: pd.DataFra
             lesson = "The synthetic world did not judge these claims; this world gives their first verdict."
         elif (here[both] == there[both]).all():
             agreed = "; ".join(f"{k} in both: {_AGREE[k]}" for k in _AGREE if (here[both] == k).any())
-            lesson = f"The verdicts agree on the {int(both.sum())} of its {len(own)} claims both worlds judged ({agreed})."
+            k, total = int(both.sum()), len(own)
+            which = "its one claim" if total == 1 else f"all {total} of its claims" if k == total else f"{k} of its {total} claims"
+            lesson = f"Both worlds judged {which}, and their verdicts agree ({agreed})."
         else:
-            n = int((here[both] != there[both]).sum())
-            lesson = (f"{n} of the {int(both.sum())} verdicts both worlds gave differ: what those claims say rests "
+            n, k = int((here[both] != there[both]).sum()), int(both.sum())
+            which = ("The verdict both worlds gave differs" if k == 1 else f"Each of the {k} verdicts both worlds gave differs"
+                     if n == k else f"{n} of the {k} verdicts both worlds gave differ{'s' if n == 1 else ''}")
+            lesson = (f"{which}: what those claims say rests "
                       f"on the language. A hypothesis, not measured: {hypothesis}. The experiment that would test it: "
                       f"{experiment}.")
         lesson += _below_floor({c.model for _, c in own}, floor)
