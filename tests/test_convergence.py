@@ -5,8 +5,8 @@ import math
 
 import pytest
 
-from itmlib.training.convergence import (CONVERGED, FIRST, PLATEAU, RISING, Training, arm_labels, arm_state, arm_table,
-                                read_records, relative_gain, seed_state)
+from itmlib.training.convergence import (CONVERGED, FIRST, PLATEAU, RISING, WARMUP, Training, arm_labels, arm_state,
+                                         arm_table, read_records, relative_gain, seed_state)
 
 
 def test_relative_gain_is_over_the_last_two_epochs():
@@ -29,6 +29,22 @@ def test_seed_state_by_hand(curve, best, first, state):
     assert seed_state(curve, best, first) == state
 
 
+# 10's TERN: dev NDCG climbs through a 3-epoch warm-up, falls once the hardest negatives start, and early stopping
+# (patience 3) ends the run at epoch 6 with the warm-up's last epoch selected
+TERN = [155.1, 171.3, 179.7, 170.1, 169.7, 172.6]
+
+
+@pytest.mark.parametrize("curve,best,warmup,state", [
+    (TERN, 3, 3, WARMUP),
+    (TERN, 3, 0, PLATEAU),                           # no warm-up named: an early stop like any other
+    (TERN[:5], 3, 3, PLATEAU),                       # two epochs past the warm-up: too few to call it
+    (TERN[:2] + [190.0] + TERN[3:], 3, 2, PLATEAU),  # best after a 2-epoch warm-up: its own loss trained it
+    ([300, 120, 110, 100], 1, 3, FIRST),             # epoch 1 keeps its own name
+])
+def test_a_model_selected_before_its_own_loss_began_did_not_train(curve, best, warmup, state):
+    assert seed_state(curve, best, 1, warmup) == state
+
+
 def test_seed_state_rejects_a_best_epoch_off_the_curve():
     with pytest.raises(ValueError, match="outside"):
         seed_state([1, 2, 3], 4)
@@ -39,6 +55,8 @@ def test_arm_state_needs_more_than_half():
     assert arm_state([RISING, PLATEAU]) == CONVERGED                 # exactly half: not a majority
     assert arm_state([FIRST, FIRST, FIRST, RISING, PLATEAU]) == "selected at epoch 1"
     assert arm_state([FIRST, FIRST, PLATEAU], first_epoch=5) == "selected at epoch 5"
+    assert arm_state([WARMUP, WARMUP, WARMUP, PLATEAU, PLATEAU], warmup_end=3) == "selected in its warm-up, epochs 1-3"
+    assert arm_state([WARMUP, PLATEAU, PLATEAU, PLATEAU, PLATEAU], warmup_end=3) == CONVERGED   # 10's MrSw: one seed
 
 
 def _rec(member, seed, curve, best, fraction=1.0, **config):
@@ -78,6 +96,17 @@ def test_arm_table_reports_seeds_epochs_best_epochs_gain_and_state(tmp_path):
     tr = Training.of(tmp_path)
     assert list(tr.arms(["TERAN"], seeds=[2]).state) == [CONVERGED]
     assert tr.arms(["nobody"]).empty
+
+
+def test_arm_table_reads_the_warm_up_from_the_config():
+    """A max-violation recipe with a 3-epoch warm-up (10's TERAN and TERN): 3 of 5 seeds selected at its end are
+    an arm that did not train; the same curves without max violation, or with SSAMT's phases, are not."""
+    recs = lambda **cfg: [_rec("TERN", s, TERN if s < 3 else TERN[:3] + [185.0, 186.0], 3 if s < 3 else 5,   # noqa: E731
+                               warmup_epochs=3, **cfg) for s in range(5)]
+    assert arm_table(recs(max_violation=True)).state.iloc[0] == "selected in its warm-up, epochs 1-3"
+    assert arm_table(recs(max_violation=False)).state.iloc[0] == CONVERGED
+    ssamt = recs(max_violation=True, model={"kind": "ssamt", "intra_epochs": 3})
+    assert arm_table(ssamt).state.iloc[0] == CONVERGED
 
 
 def test_training_keeps_the_folder_label_of_a_filtered_arm():

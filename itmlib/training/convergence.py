@@ -16,12 +16,17 @@ its config's ``select_by``); with E epochs trained, best (selected) epoch b and 
 * **selected at its first epoch** when b = f and it trained at least :data:`MIN_EPOCHS_AFTER` = 4 epochs
   from f: dev fell from the first selectable epoch on, so the recipe did not train (collapse, or an lr that
   overshoots);
+* **selected in its warm-up** when its recipe warms up for W >= 2 epochs before the hardest negatives
+  (``warmup_epochs`` with ``max_violation``; SSAMT's phases aside), b <= W and it trained at least
+  :data:`MIN_EPOCHS_AFTER` epochs from W: dev fell once the method's own loss began, so the model judged was
+  never trained by it (W = 1 is the case above);
 * otherwise **plateaued**: selected before its last epoch (dev stopped improving, as early stopping with
   patience ends a run), or at its last epoch with a gain of at most 1% over two epochs.
 
 An arm is ``still rising`` when more than half its seeds were selected at their last epoch and the median of its
 seeds' gains over their last two epochs exceeds 1%; ``selected at epoch f`` when more than half its seeds were
-selected at their first epoch (as above); ``converged`` otherwise. Why 1% over two epochs: on our grids the
+selected at their first epoch (as above); ``selected in its warm-up`` likewise; ``converged`` otherwise.
+Why 1% over two epochs: on our grids the
 seed-to-seed spread of a converged arm's dev metric is of that order, so a smaller gain would be lost in the
 spread the claim's interval already carries; why a majority of seeds: the verdict is on the arm's mean,
 which one seed's late gain moves by a fifth of it. These are the rules the claims' ``training`` column and
@@ -41,7 +46,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["RISE", "MIN_EPOCHS_AFTER", "SELECT_COLUMNS", "CONVERGED", "RISING", "seed_state", "relative_gain",
+__all__ = ["RISE", "MIN_EPOCHS_AFTER", "SELECT_COLUMNS", "CONVERGED", "RISING", "WARMUP", "seed_state", "relative_gain",
            "arm_state", "read_records", "arm_labels", "arm_table", "Training", "probe_curves", "budget_note"]
 
 #: a seed whose dev metric gained more than this (relative) over its last two epochs, selected at its last, is rising
@@ -51,6 +56,7 @@ MIN_EPOCHS_AFTER = 4
 #: the history column of each ``select_by``
 SELECT_COLUMNS = {"rsum": "dev_rsum", "nsum": "dev_nsum", "ndcg": "dev_ndcg_sum"}
 CONVERGED, RISING, PLATEAU, FIRST = "converged", "still rising", "plateaued", "selected at its first epoch"
+WARMUP = "selected in its warm-up"
 
 
 def relative_gain(values: Iterable[float]) -> float:
@@ -63,9 +69,10 @@ def relative_gain(values: Iterable[float]) -> float:
     return (v[-1] - base) / abs(base) if base else math.nan
 
 
-def seed_state(values: Iterable[float], best_epoch: int, first_epoch: int = 1) -> str:
-    """``"still rising"``, ``"selected at its first epoch"`` or ``"plateaued"`` for one seed's dev curve
-    ``values`` (epoch 1 first), its selected epoch and its first selectable epoch (module docstring)."""
+def seed_state(values: Iterable[float], best_epoch: int, first_epoch: int = 1, warmup_end: int = 0) -> str:
+    """``"still rising"``, ``"selected at its first epoch"``, ``"selected in its warm-up"`` or ``"plateaued"`` for
+    one seed's dev curve ``values`` (epoch 1 first), its selected epoch, its first selectable epoch and the last
+    epoch of a warm-up of two or more epochs before the hardest negatives (0: none; module docstring)."""
     v = [float(x) for x in values]
     if not v:
         raise ValueError("a seed's dev curve has no epoch")
@@ -75,12 +82,14 @@ def seed_state(values: Iterable[float], best_epoch: int, first_epoch: int = 1) -
         return RISING
     if best_epoch == first_epoch and len(v) - first_epoch + 1 >= MIN_EPOCHS_AFTER:
         return FIRST
+    if warmup_end >= 2 and best_epoch <= warmup_end and len(v) - warmup_end + 1 >= MIN_EPOCHS_AFTER:
+        return WARMUP
     return PLATEAU
 
 
-def arm_state(states: Iterable[str], first_epoch: int = 1) -> str:
-    """An arm's training from its seeds' states: ``"still rising"`` or ``"selected at epoch f"`` when more
-    than half its seeds are, else ``"converged"``."""
+def arm_state(states: Iterable[str], first_epoch: int = 1, warmup_end: int = 0) -> str:
+    """An arm's training from its seeds' states: ``"still rising"``, ``"selected at epoch f"`` or ``"selected in
+    its warm-up, epochs 1-W"`` when more than half its seeds are, else ``"converged"``."""
     s = list(states)
     if not s:
         raise ValueError("an arm needs at least one seed")
@@ -88,6 +97,8 @@ def arm_state(states: Iterable[str], first_epoch: int = 1) -> str:
         return RISING
     if sum(x == FIRST for x in s) * 2 > len(s):
         return f"selected at epoch {first_epoch}"
+    if sum(x == WARMUP for x in s) * 2 > len(s):
+        return f"{WARMUP}, epochs 1-{warmup_end}"
     return CONVERGED
 
 
@@ -100,6 +111,8 @@ def _arm_state(r: Mapping[str, Any]) -> str:
         return RISING
     if sum(s == FIRST for s in r["states"]) * 2 > n:
         return f"selected at epoch {r['first']}"
+    if sum(s == WARMUP for s in r["states"]) * 2 > n:
+        return f"{WARMUP}, epochs 1-{r['warmup']}"
     return CONVERGED
 
 
@@ -151,6 +164,14 @@ def _first_epoch(config: Mapping[str, Any]) -> int:
     return min(intra + 1 + int(model.get("select_after", 0) or 0), epochs) if 0 < intra < epochs else 1
 
 
+def _warmup_end(config: Mapping[str, Any]) -> int:
+    """The last epoch of a warm-up before the hardest negatives start (``warmup_epochs`` of a ``max_violation``
+    loss), when it lasts two or more epochs; 0 otherwise, and for SSAMT, whose warm-up is its first phase."""
+    w = int(config.get("warmup_epochs", 0) or 0)
+    intra = int((config.get("model") or {}).get("intra_epochs", 0) or 0)
+    return w if w >= 2 and config.get("max_violation") and not intra else 0
+
+
 def arm_table(records: list[Mapping[str, Any]]) -> pd.DataFrame:
     """One row per arm of the records: ``arm``, ``member``, ``fraction``, ``seeds``, ``budget`` (the config's
     most epochs; ``patience`` where it stops early), ``epochs`` trained (per seed), ``best epochs`` (per seed),
@@ -166,16 +187,16 @@ def arm_table(records: list[Mapping[str, Any]]) -> pd.DataFrame:
             raise ValueError(f"record of {rec['member']} (seed {rec['seed']}) has no {col!r} in its history")
         v = [float(x) for x in hist[col]]
         best = int(rec["rows"][0]["best_epoch"])
-        first = _first_epoch(cfg)
+        first, warm = _first_epoch(cfg), _warmup_end(cfg)
         row = rows.setdefault(label, {"arm": label, "member": rec["member"], "fraction": float(rec["fraction"]),
-                                      "metric": col, "first": first, "seeds": [], "epochs": [], "best": [], "gain": [],
+                                      "metric": col, "first": first, "warmup": warm, "seeds": [], "epochs": [], "best": [], "gain": [],
                                       "states": [], "budget": int(cfg.get("epochs", len(v))),
                                       "patience": int(cfg.get("patience", 0))})
         row["seeds"].append(int(rec["seed"]))
         row["epochs"].append(len(v))
         row["best"].append(best)
         row["gain"].append(relative_gain(v))
-        row["states"].append(seed_state(v, best, first))
+        row["states"].append(seed_state(v, best, first, warm))
     out = []
     for r in rows.values():
         order = np.argsort(r["seeds"])
@@ -261,7 +282,7 @@ def probe_curves(records: list[Mapping[str, Any]], knobs: Iterable[str]) -> tupl
         k = {name: cfg.get(name, 0) for name in knobs}
         curves += [{"member": rec["member"], **k, "epoch": e + 1, "dev": x} for e, x in enumerate(v)]
         rows.append({"member": rec["member"], **k, "epochs trained": len(v), "best epoch": best, "dev at best": v[best - 1],
-                     "dev at last": v[-1], "state": seed_state(v, best, _first_epoch(cfg))})
+                     "dev at last": v[-1], "state": seed_state(v, best, _first_epoch(cfg), _warmup_end(cfg))})
     order = ["member", *knobs]
     return (pd.DataFrame(curves).sort_values([*order, "epoch"]).reset_index(drop=True) if curves else pd.DataFrame(),
             pd.DataFrame(rows).sort_values(order).reset_index(drop=True) if rows else pd.DataFrame())
