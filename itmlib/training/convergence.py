@@ -95,9 +95,15 @@ def arm_state(states: Iterable[str], first_epoch: int = 1, warmup_end: int = 0) 
         raise ValueError("an arm needs at least one seed")
     if sum(x == RISING for x in s) * 2 > len(s):
         return RISING
-    if sum(x == FIRST for x in s) * 2 > len(s):
+    return _selected_early(s, first_epoch, warmup_end)
+
+
+def _selected_early(states: list[str], first_epoch: int, warmup_end: int) -> str:
+    """``"selected at epoch f"`` or ``"selected in its warm-up, epochs 1-W"`` when more than half the seeds are,
+    else ``"converged"``."""
+    if sum(x == FIRST for x in states) * 2 > len(states):
         return f"selected at epoch {first_epoch}"
-    if sum(x == WARMUP for x in s) * 2 > len(s):
+    if sum(x == WARMUP for x in states) * 2 > len(states):
         return f"{WARMUP}, epochs 1-{warmup_end}"
     return CONVERGED
 
@@ -109,11 +115,7 @@ def _arm_state(r: Mapping[str, Any]) -> str:
     gains = [g for g in r["gain"] if np.isfinite(g)]
     if at_last * 2 > n and gains and float(np.median(gains)) > RISE:
         return RISING
-    if sum(s == FIRST for s in r["states"]) * 2 > n:
-        return f"selected at epoch {r['first']}"
-    if sum(s == WARMUP for s in r["states"]) * 2 > n:
-        return f"{WARMUP}, epochs 1-{r['warmup']}"
-    return CONVERGED
+    return _selected_early(r["states"], r["first"], r["warmup"])
 
 
 def read_records(record_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
