@@ -137,20 +137,26 @@ def test_10_members_are_the_notebooks_arms_and_the_scarce_ones_wait_for_the_base
 
 
 def test_10s_papers_take_the_recipes_their_own_notebooks_chose_and_the_defaults_keep_every_config(pool):
-    """Each paper's recipe knob reaches its configs only (TERAN's epochs and patience, SSAMT's phases, the
-    neighbourhood losses' lr, epochs and patience); at their defaults every config hashes as before, so no record is orphaned."""
+    """Each paper's recipe knob reaches its configs only (TERAN's epochs and patience, TERN's warm-up, SSAMT's phases,
+    the neighbourhood losses' lr, epochs and patience); at their defaults every config hashes as before, so no record is
+    orphaned."""
     from itmlib.course import real_language
     from itmlib.training.train import config_hash
 
     p = dict(pool.notebook_params("10_real_language", "smoke"), papers=["sam", "ssamt", "neighborhoods", "teran"])
     base = {k: (n, config_hash(c)) for k, g in real_language.grids(p, "d").items() for n, c in g.configs.items()}
-    old = {k: v for k, v in p.items() if not k.startswith(("sam_scarce", "teran_e", "teran_p", "teran_w", "ssamt_e", "ssamt_i",
+    old = {k: v for k, v in p.items() if not k.startswith(("sam_scarce", "teran_e", "teran_p", "teran_w", "tern_w", "ssamt_e", "ssamt_i",
                                                             "ssamt_s", "neighborhoods_lr", "neighborhoods_e", "neighborhoods_p"))}
     assert base == {k: (n, config_hash(c)) for k, g in real_language.grids(old, "d").items() for n, c in g.configs.items()}
     new = real_language.grids(dict(p, teran_epochs=20, teran_patience=3, ssamt_epochs=16, ssamt_intra_epochs=8,
                                    ssamt_select_after=1, neighborhoods_lr=1e-4,
-                                   neighborhoods_epochs=30, neighborhoods_patience=3, sam_scarce_epochs=60), "d")
+                                   neighborhoods_epochs=30, neighborhoods_patience=3, sam_scarce_epochs=60,
+                                   tern_warmup_epochs=20), "d")
     assert {(c.epochs, c.patience) for c in new["teran"].configs.values()} == {(20, 3)}
+    assert {k: c.warmup_epochs for k, c in new["teran"].configs.items()} == {"TERAN mrsw": 1, "TERAN mwsr": 1, "TERN (global)": 20}
+    # TERN's own warm-up is the config a probe of it under teran_warmup_epochs trains: the probe's seed 0 record carries over
+    probe = real_language.grids(dict(p, teran_epochs=20, teran_patience=3, teran_warmup_epochs=20), "d")["teran"]
+    assert config_hash(probe.configs["TERN (global)"]) == config_hash(new["teran"].configs["TERN (global)"])
     assert {(c.epochs, c.model.intra_epochs, c.model.select_after) for c in new["ssamt"].configs.values()} == {(16, 8, 1)}
     assert {(c.lr, c.epochs, c.patience) for c in new["neighborhoods"].configs.values()} == {(1e-4, 30, 3)}
     assert {(c.epochs, c.lr_decay_epochs) for c in new["sam candidates"].configs.values()} == {(60, 30)}

@@ -6,8 +6,8 @@ arms, fractions and seeds notebook 10 asks of each, from its parameters ``p`` (`
 ``n_seeds``, ``papers``, ``epochs``, ``full_data_seeds``, ``sam_fraction``, ``candidate_fractions``,
 ``ssamt_fraction``, ``neighborhoods_fraction``, ``teran_fraction``; optional, each paper's own recipe where it
 differs from ``epochs`` and the paper's defaults: ``sam_scarce_epochs``, ``teran_epochs``, ``teran_patience``,
-``teran_warmup_epochs``, ``ssamt_epochs``, ``ssamt_intra_epochs``, ``ssamt_select_after``,
-``neighborhoods_lr``, ``neighborhoods_epochs``, ``neighborhoods_patience``):
+``teran_warmup_epochs``, ``tern_warmup_epochs`` (TERN's own, chosen on its dev curve), ``ssamt_epochs``,
+``ssamt_intra_epochs``, ``ssamt_select_after``, ``neighborhoods_lr``, ``neighborhoods_epochs``, ``neighborhoods_patience``):
 
 * ``"sam baseline"``: VSE++ on every training image (its mean Rsum is what the scarce fraction is measured
   against), ``"sam candidates"``: VSE++ on each candidate fraction (absent when ``sam_fraction`` fixes it),
@@ -23,6 +23,7 @@ Each grid's ``world`` names the evaluation its members need (``"sam"``, ``"ssamt
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Callable, Mapping
 
 import pandas as pd
@@ -76,6 +77,8 @@ def grids(p: Mapping[str, Any], data: str) -> dict[str, Grid]:
         main = teran.teran_config(p["scale"], epochs=p.get("teran_epochs") or epochs, data=data,
                                   patience=p.get("teran_patience", 0), warmup_epochs=p.get("teran_warmup_epochs", 1))
         cfgs = {k: v for k, v in teran.comparison_configs(main, p["scale"], True).items() if k in TERAN_ARMS}
+        if p.get("tern_warmup_epochs"):   # TERN's recipe, probed on its own dev curve (it is a claim's baseline)
+            cfgs["TERN (global)"] = replace(cfgs["TERN (global)"], warmup_epochs=p["tern_warmup_epochs"])
         out["teran"] = Grid(cfgs, (p["teran_fraction"],), _seeds(p, p["n_seeds"]), "teran")
     return out
 
