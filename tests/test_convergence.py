@@ -166,6 +166,23 @@ def test_probe_curves_lay_out_each_recipe_by_hand():
     assert len(curves) == 8 and list(curves.lr.unique()) == [1e-4, 1e-3]
     assert list(t.state) == ["plateaued", "selected at its first epoch"]
     assert list(t["dev at best"]) == [81.2, 83.0] and list(t["dev at last"]) == [81.2, 59.0]
+    # any arms' curves: each record's arm label and seed, the metric its config selects by
+    recs.append(_rec("ANG", 1, [50.0, 79.0], 2, lr=1e-4, epochs=4))   # stopped early under the same budget
+    curves, t = probe_curves(recs, [])
+    assert list(t.arm) == ["ANG@1[lr=0.0001]", "ANG@1[lr=0.0001]", "ANG@1[lr=0.001]"] and list(t.seed) == [0, 1, 0]
+    assert len(curves) == 10 and set(curves.metric) == {"dev_rsum"} and list(t["best epoch"]) == [4, 2, 1]
+
+
+def test_a_probe_chooses_the_best_recipe_and_within_one_percent_the_smaller_knob_by_hand():
+    import pandas as pd
+
+    from itmlib.training.convergence import probe_choice
+
+    t = pd.DataFrame({"warmup_epochs": [3, 6, 20], "dev at best": [200.0, 250.0, 252.0]})
+    assert probe_choice(t, "warmup_epochs") == 6                    # 252 x 0.99 = 249.48 <= 250: a tie, the shorter
+    assert probe_choice(t.assign(**{"dev at best": [200.0, 249.0, 252.0]}), "warmup_epochs") == 20
+    with pytest.raises(ValueError, match="no records"):
+        probe_choice(t.iloc[0:0], "warmup_epochs")
 
 
 def test_a_claim_whose_arm_collapses_under_every_probed_recipe_is_judged_and_says_so():

@@ -47,7 +47,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["RISE", "MIN_EPOCHS_AFTER", "SELECT_COLUMNS", "CONVERGED", "RISING", "WARMUP", "seed_state", "relative_gain",
-           "arm_state", "read_records", "arm_labels", "arm_table", "Training", "probe_curves", "budget_note"]
+           "arm_state", "read_records", "arm_labels", "arm_table", "Training", "probe_curves", "probe_choice", "budget_note"]
 
 #: a seed whose dev metric gained more than this (relative) over its last two epochs, selected at its last, is rising
 RISE = 0.01
@@ -271,23 +271,33 @@ class Training:
 
 
 def probe_curves(records: list[Mapping[str, Any]], knobs: Iterable[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """A recipe probe's evidence (records of baseline members trained under several recipes, seed 0): the dev
-    curves (one row per record and epoch: ``member``, each knob, ``epoch``, ``dev``) and one row per record
-    (``member``, the knobs, epochs, best epoch, dev at the best and at the last epoch, the seed's state)."""
+    """A recipe probe's evidence (records of baseline members trained under several recipes), or any arms' dev
+    curves: one row per record and epoch (``member``, ``arm`` (:func:`arm_labels` over ``records``), ``seed``,
+    each knob, ``epoch``, ``dev`` and the ``metric`` it is) and one row per record (``member``, ``arm``, ``seed``,
+    the knobs, epochs, best epoch, dev at the best and at the last epoch, the seed's state)."""
     knobs = list(knobs)
     curves, rows = [], []
-    for rec in records:
+    for rec, arm in zip(records, arm_labels(list(records))):
         cfg = rec["config"]
         col = SELECT_COLUMNS[cfg.get("select_by", "rsum")]
         v = [float(x) for x in rec["history"][col]]
         best = int(rec["rows"][0]["best_epoch"])
-        k = {name: cfg.get(name, 0) for name in knobs}
-        curves += [{"member": rec["member"], **k, "epoch": e + 1, "dev": x} for e, x in enumerate(v)]
-        rows.append({"member": rec["member"], **k, "epochs trained": len(v), "best epoch": best, "dev at best": v[best - 1],
+        k = {"member": rec["member"], "arm": arm, "seed": rec["seed"], **{name: cfg.get(name, 0) for name in knobs}}
+        curves += [{**k, "epoch": e + 1, "dev": x, "metric": col} for e, x in enumerate(v)]
+        rows.append({**k, "epochs trained": len(v), "best epoch": best, "dev at best": v[best - 1],
                      "dev at last": v[-1], "state": seed_state(v, best, _first_epoch(cfg), _warmup_end(cfg))})
-    order = ["member", *knobs]
+    order = ["member", *knobs, "arm", "seed"]
     return (pd.DataFrame(curves).sort_values([*order, "epoch"]).reset_index(drop=True) if curves else pd.DataFrame(),
             pd.DataFrame(rows).sort_values(order).reset_index(drop=True) if rows else pd.DataFrame())
+
+
+def probe_choice(table: pd.DataFrame, knob: str, tie: float = 0.01) -> Any:
+    """The recipe a probe's rule chooses from its table (:func:`probe_curves`, one member): the ``knob`` value with
+    the highest dev at the best epoch; of those within ``tie`` (relative) of it, the smallest."""
+    if not len(table):
+        raise ValueError("a probe with no records chooses nothing")
+    top = float(table["dev at best"].max())
+    return min(table.loc[table["dev at best"] >= top * (1 - tie), knob])
 
 
 def budget_note(configs: Iterable[Any]) -> str:
