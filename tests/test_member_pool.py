@@ -234,3 +234,10 @@ def test_arm_keeps_the_named_arms_members_and_an_unknown_arm_is_refused(pool, mo
     with pytest.raises(SystemExit):
         pool.main([*args, "--arm", "TERAN mrsww"])
     assert "its arms: ['TERAN mrsw', 'TERAN mwsr', 'TERN (global)']" in capsys.readouterr().err
+    # --seeds keeps those seeds' members (a retrain beside the probe training seed 0); a seed the plan lacks fails
+    assert pool.main([*args, "--arm", "TERN (global)", "--seeds", "1"]) == 0
+    listed = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("  ")]
+    assert len(listed) == 1 and listed[0].strip().startswith("TERN (global), teran,") and listed[0].endswith("seed 1, 2 epochs")
+    with pytest.raises(SystemExit):
+        pool.main([*args, "--seeds", "2"])
+    assert "its seeds: [0, 1]" in capsys.readouterr().err

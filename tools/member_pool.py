@@ -306,6 +306,8 @@ def main(argv: list[str] | None = None) -> int:
                                                "10: sam, teran, ssamt, neighborhoods)")
     ap.add_argument("--arm", nargs="+", help="only the members of these arms, e.g. --arm 'TERAN mrsw' (a recipe probe "
                                              "of one baseline into --results-dir runs/probes)")
+    ap.add_argument("--seeds", type=int, nargs="+", help="only the members of these seeds, e.g. --seeds 1 2 3 4 (beside a probe "
+                                                         "still training seed 0 under the same recipe)")
     ap.add_argument("--results-dir", default="results")
     ap.add_argument("--ckpt-dir", default="runs/checkpoints")
     ap.add_argument("--list", action="store_true", help="print the members and stop")
@@ -328,7 +330,10 @@ def main(argv: list[str] | None = None) -> int:
     everyone = members(p)
     if args.arm and (missing := set(args.arm) - {m.name for m in everyone}):
         ap.error(f"{args.notebook} has no arm(s) {sorted(missing)}; its arms: {sorted({m.name for m in everyone})}")
-    todo = [m for m in everyone if (args.world is None or m.world in args.world) and (not args.arm or m.name in args.arm)]
+    if args.seeds and (missing := set(args.seeds) - {m.seed for m in everyone}):
+        ap.error(f"{args.notebook} has no seed(s) {sorted(missing)}; its seeds: {sorted({m.seed for m in everyone})}")
+    todo = [m for m in everyone if (args.world is None or m.world in args.world) and (not args.arm or m.name in args.arm)
+            and (not args.seeds or m.seed in args.seeds)]
     groups = phase_one_groups(todo, p, args.notebook, args.ckpt_dir)
     print(f"[pool] {len(todo)} members of {args.notebook} at {args.scale}; data in {time.time() - t0:.0f} s", flush=True)
     if args.list:
