@@ -247,17 +247,12 @@ def test_10s_warm_ups_in_ci_medium_are_what_its_committed_probes_choose(pool):
     """TERAN's and TERN's warm-ups at medium (``teran_warmup_epochs``, ``tern_warmup_epochs``) are the ones the
     probe rule (:func:`~itmlib.training.convergence.probe_choice`) picks from the committed seed-0 records: the
     probes' and the retrain's own; each probe tried two warm-ups or more."""
-    import json
-
+    from itmlib.course.real_language import warmup_probes
     from itmlib.training.convergence import probe_choice, probe_curves
 
     p = pool.notebook_params("10_real_language", "medium")
-    here = ROOT / "results" / "10_real_language"
-    seed0 = {}
-    for f in sorted(here.glob("probes/*.json")) + sorted(here.glob("members/*.json")):
-        r = json.loads(f.read_text())
-        if r["seed"] == 0 and r["member"] in ("TERAN mrsw", "TERN (global)"):
-            seed0.setdefault((r["member"], r["config"]["warmup_epochs"]), r)
+    seed0 = warmup_probes(ROOT / "results" / "10_real_language")
+    assert {r["seed"] for r in seed0} == {0} and len({(r["member"], r["config"]["warmup_epochs"]) for r in seed0}) == len(seed0)
     for member, knob in (("TERAN mrsw", "teran_warmup_epochs"), ("TERN (global)", "tern_warmup_epochs")):
-        _, table = probe_curves([r for (m, _), r in seed0.items() if m == member], ["warmup_epochs"])
+        _, table = probe_curves([r for r in seed0 if r["member"] == member], ["warmup_epochs"])
         assert len(table) >= 2 and probe_choice(table, "warmup_epochs") == p[knob], (member, table)

@@ -30,7 +30,7 @@ import pandas as pd
 
 from ..training.grid import Grid, Member
 
-__all__ = ["grids", "scarce_fraction", "scarce_grid", "members", "SCARCE_ARMS", "TERAN_ARMS"]
+__all__ = ["grids", "scarce_fraction", "scarce_grid", "members", "warmup_probes", "SCARCE_ARMS", "TERAN_ARMS"]
 
 #: SAM's arms at the scarce fraction, and TERAN's arms
 SCARCE_ARMS = ("VSE++", "VSE++ + SAM", "VSE++ + SAM shuffled")
@@ -120,3 +120,19 @@ def members(plan: Mapping[str, Grid]) -> list[Member]:
                 seen.add(k)
                 out.append(m)
     return out
+
+
+def warmup_probes(folder: Any, data: str | None = None) -> list[dict]:
+    """The warm-up probes' evidence in notebook 10's results ``folder``: seed 0 of TERAN MrSw and of TERN once per
+    warm-up, from ``probes/`` and then the retrain's own ``members/`` (the chosen recipe's seed 0 is in both);
+    with ``data``, only the records trained on that world (a config's ``data`` starts with it)."""
+    from pathlib import Path
+
+    from ..training.convergence import read_records
+
+    out: dict[tuple, dict] = {}
+    for r in read_records(Path(folder) / "probes") + read_records(Path(folder) / "members"):
+        if r["member"] in ("TERAN mrsw", "TERN (global)") and r["seed"] == 0 and \
+                (data is None or r["config"]["data"].startswith(data + "|")):
+            out.setdefault((r["member"], r["config"]["warmup_epochs"]), r)
+    return list(out.values())
