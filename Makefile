@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.itm-installed
 SCALE  ?= smoke
 
-.PHONY: venv course test test-fast lint tables site lab clean-runs
+.PHONY: venv course test test-fast lint tables replay site lab clean-runs
 
 # Python may keep the bytecode it compiles (some machines set PYTHONDONTWRITEBYTECODE=1): the venv is installed
 # --no-compile, so otherwise every notebook kernel and worker compiled torch, pandas and the rest again (an
@@ -49,6 +49,11 @@ lint: venv
 tables: SCALE = medium
 tables: venv
 	$(PY) -m itmlib.course.notebooks run --scale $(SCALE) --output-dir runs/tables --results-dir results --keep-executed
+
+# Replay every notebook from the committed records (nothing trains) and fail, naming the file and its first differing
+# line, when a committed table under results/ (or the README's conclusions) is not what the code writes (what CI runs)
+replay: tables
+	$(PY) -m itmlib.course.drift
 
 lab: venv
 	$(VENV)/bin/jupyter lab notebooks/

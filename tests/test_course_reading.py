@@ -100,6 +100,13 @@ def test_clean_executed_drops_clutter_and_refuses_errors():
         other.cells = [c]
         runs.append(nbformat.writes(clean_executed(other)))
     assert runs[0] == runs[1] and "T_c0o0t0_level0_col0" in runs[0]
+    # papermill's wall-clock times go, its paths become the repository's: two runs of one notebook write one copy
+    stamped = nbformat.v4.new_notebook()
+    stamped.metadata["papermill"] = {"start_time": "2026-11-29T20:32:40", "end_time": "2026-11-29T20:32:55", "duration": 15.0,
+                                     "input_path": str(repo_root() / "notebooks" / "05_sam_reduced_data.ipynb"),
+                                     "output_path": "/elsewhere/out.ipynb", "parameters": {"scale": "medium"}}
+    assert clean_executed(stamped).metadata["papermill"] == {"input_path": "notebooks/05_sam_reduced_data.ipynb",
+                                                             "output_path": "out.ipynb", "parameters": {"scale": "medium"}}
     old = nbformat.v4.new_notebook(nbformat_minor=4)               # a 4.4 notebook gets ids and stays valid
     old.cells = [nbformat.v4.new_markdown_cell("x")]
     del old.cells[0]["id"]

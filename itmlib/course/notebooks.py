@@ -123,13 +123,29 @@ def _joined(text: str | list[str]) -> str:
     return "".join(text) if isinstance(text, list) else text
 
 
+def _from_root(path: str) -> str:
+    """``path`` relative to the repository root where it lies inside it (an executed copy names no machine's folders)."""
+    try:
+        return Path(path).resolve().relative_to(repo_root().resolve()).as_posix()
+    except ValueError:
+        return Path(path).name
+
+
 def clean_executed(nb: Any) -> Any:
     """An executed notebook made fit to commit and read: no widget state or widget views, no
-    stderr streams (warnings, tqdm), no execution timings; figures, tables and text kept. Raises when
+    stderr streams (warnings, tqdm), no execution timings (papermill's start, end and duration included) and
+    paths relative to the repository; figures, tables and text kept. Raises when
     a cell carries an error output (an executed copy never shows a traceback). What changes from run to
     run without saying anything - cell ids, a styled table's random id - is made the same every run, so
     a rerun's diff shows only what changed."""
     nb.metadata.pop("widgets", None)
+    pm = nb.metadata.get("papermill")
+    if pm is not None:   # wall-clock times and this machine's paths: they change every run and say nothing to a reader
+        for key in ("start_time", "end_time", "duration"):
+            pm.pop(key, None)
+        for key in ("input_path", "output_path"):
+            if pm.get(key):
+                pm[key] = _from_root(pm[key])
     nb.nbformat_minor = max(nb.nbformat_minor, 5)   # cell ids exist from nbformat 4.5 on
     for i, cell in enumerate(nb.cells):
         cell["id"] = f"cell-{i}"
