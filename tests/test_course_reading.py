@@ -142,3 +142,17 @@ def test_site_index_renders_in_a_real_browser(tmp_path):
     subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", f"--screenshot={shot}",
                     "--window-size=1200,1600", pages[0].as_uri()], check=True, capture_output=True, timeout=120)
     assert shot.is_file() and shot.stat().st_size > 20_000   # a blank page is a few KB
+
+
+def test_the_rule_has_one_wording_everywhere_a_reader_meets_it():
+    from itmlib.claims.verdicts import RULE
+
+    places = {"README.md": (ROOT / "README.md").read_text(), "results/README.md": (ROOT / "results" / "README.md").read_text()}
+    for nb in ("04_sam", "05_sam_reduced_data", "06_phrase_labels", "07_semantic_neighborhoods", "08_teran", "11_results"):
+        places[nb] = "".join("".join(c.source) for c in nbformat.read(ROOT / "notebooks" / f"{nb}.ipynb", as_version=4).cells
+                             if c.cell_type == "markdown").replace("\n", " ")
+    for where, text in places.items():
+        flat = " ".join(text.split())
+        assert RULE in flat, f"{where} words the rule its own way"
+        assert not re.search(r"inconclusive\W[^.]{0,40}(below|fewer than) 3 seeds", flat), f"{where}: below 3 seeds is 'not judged'"
+    assert "+ RULE +" in (ROOT / "itmlib" / "course" / "site.py").read_text(), "the site's index words the rule from RULE"

@@ -17,7 +17,8 @@ and one rule turns the interval into a verdict (:func:`decide`), exactly one of
   so noise can never prove equivalence): **holds** when the interval lies inside [-m, m],
   **does not hold** when it lies wholly outside, **inconclusive** otherwise;
 - ``at_most`` / ``at_least`` a threshold: the interval of the model's mean against the threshold;
-- with fewer than :data:`MIN_SEEDS` seeds every verdict is **inconclusive**, interval shown;
+- with fewer than :data:`MIN_SEEDS` seeds :func:`decide` says **inconclusive**; a claims table reads such a claim
+  ``not judged (2 seeds)`` (:func:`not_judged_seeds`), as it does one whose arms did not train;
 - deterministic measurements (``exact``: a metric on a fixed ranking, no seed) keep their
   rule - every paired instance must satisfy the claim - and say "(deterministic)".
 
@@ -41,7 +42,7 @@ import pandas as pd
 __all__ = ["verdict_changes", "summarize", "paired_differences", "mean_interval", "decide", "format_verdict", "compare", "claim_verdict",
            "bootstrap_verdict", "MIN_DRAWS",
            "CLAIM_COLUMNS", "LEVEL", "MIN_SEEDS", "LABELS", "HEADLINE_SEEDS",
-           "not_judged_seeds"]
+           "not_judged_seeds", "RULE"]
 
 #: the confidence level of every interval
 LEVEL = 0.95
@@ -56,6 +57,12 @@ CLAIM_COLUMNS = ["id", "paper table", "claim", "paper (model vs baseline)", "met
                  "seeds", "verdict", "note", "model_arms", "baseline_arms", "training"]
 #: a headline claim is judged on at least this many seeds
 HEADLINE_SEEDS = 5
+#: the rule in a reader's words: the one wording the README, results/README.md, the site's index and the notebooks
+#: show (a test finds it in each)
+RULE = (f"**holds** when the {LEVEL:.0%} interval of the mean paired seed difference lies on the claimed side of 0, "
+        "**does not hold** when it lies on the other side, **inconclusive** when it straddles 0 (a \"no change\" claim: "
+        "inside, outside or across its declared margin); **not judged** below "
+        f"{MIN_SEEDS} seeds ({HEADLINE_SEEDS} for a headline claim) or when an arm it compares did not train to a plateau")
 
 
 def summarize(runs: pd.DataFrame, by: list[str], columns: list[str] | None = None) -> pd.DataFrame:

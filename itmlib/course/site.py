@@ -23,6 +23,7 @@ import nbformat
 
 from .. import __version__
 from ..paths import resolve_path
+from ..claims.verdicts import RULE
 
 __all__ = ["page_header", "math_to_mathml", "build_site", "check_site", "main"]
 
@@ -134,8 +135,8 @@ def build_site(executed_dir: str | os.PathLike[str] = "results", out_dir: str | 
     index = nbformat.v4.new_notebook()
     index.cells = [nbformat.v4.new_markdown_cell(
         "# itm-course: image-text matching, reproduced\n\nEach page is a notebook as `make tables` ran it, outputs "
-        "kept (committed in `results/<notebook>/`); its first line says the scale and seeds it ran at. A verdict is "
-        "*holds*, *does not hold* or *inconclusive*, from the 95% interval of the paired seed differences.\n\n"
+        "kept (committed in `results/<notebook>/`); its first line says the scale and seeds it ran at. A claim reads "
+        + RULE + ".\n\n"
         + papers + "## The notebooks\n\n| notebook | title | claims | run |\n|---|---|---|---|\n" + "\n".join(rows)
         + (f"\n\nNot yet executed at the committed scale: {', '.join(missing)}." if missing else "")
         + ("\n\n## Every claim\n\n" + claims_markdown(table) if table is not None else ""))]
