@@ -98,6 +98,18 @@ def test_arm_table_reports_seeds_epochs_best_epochs_gain_and_state(tmp_path):
     assert tr.arms(["nobody"]).empty
 
 
+def test_untrained_members_names_each_member_whose_arm_did_not_converge(tmp_path):
+    from itmlib.training.convergence import untrained_members
+
+    recs = [_rec("tau=5 soft -T", s, [280, 140, 170, 160, 150], 1) for s in range(3)]          # best at epoch 1
+    recs += [_rec("tau=5 soft +T", s, [100, 150, 170, 175, 174], 4) for s in range(3)]       # plateaued
+    recs += [_rec("tau=5 random -T", s, [10, 20, 40, 60, 80], 5) for s in range(3)]          # still rising
+    for i, r in enumerate(recs):
+        (tmp_path / f"r{i}.json").write_text(json.dumps(r))
+    assert untrained_members(tmp_path) == {"tau=5 soft -T": "selected at epoch 1", "tau=5 random -T": RISING}
+    assert untrained_members(None) == {}
+
+
 def test_arm_table_reads_the_warm_up_from_the_config():
     """A max-violation recipe with a 3-epoch warm-up (10's TERAN and TERN): 3 of 5 seeds selected at its end are
     an arm that did not train; the same curves without max violation, or with SSAMT's phases, are not."""

@@ -52,6 +52,24 @@ def test_by_control_means_over_twinned_settings_by_hand():
     assert by_sampling(_runs_04(), cfgs, mode="reference").set_index(["method", "seed"]).nsum[("soft", 0)] == 100.0
 
 
+def test_pooled_claims_leave_out_the_settings_whose_arms_did_not_train():
+    cfgs = sam_configs("smoke", [(5, "soft", True), (5, "hard", False)], data="w", controls=True)
+    # the -T setting's shuffled twin did not train: the control table pools the +T setting alone, on both sides
+    t = by_control(_runs_04(), cfgs, untrained={"tau=5 hard -T shuffled"}).set_index(["sam_mode", "method", "seed"])
+    assert t.nsum[("paper", "SAM", 0)] == 10.0 and t.nsum[("paper", "SAM shuffled", 1)] == 8.0
+    assert t.members[("paper", "SAM", 0)] == "tau=5 soft +T" and t.members[("paper", "SAM shuffled", 0)] == "tau=5 soft +T shuffled"
+    assert t.nsum[("paper", "VSE++ (no SAM)", 1)] == 7.0                          # the baseline is no setting
+    # by sampling: a (tau, keep) setting goes whole, every sampling's arm with it
+    runs = pd.DataFrame([{"seed": 0, "method": f"tau={t:g} {smp} {k}", "nsum": v, "rsum": v}
+                         for (t, smp, k), v in {(5, "soft", "+T"): 10.0, (5, "random", "+T"): 6.0,
+                                                (5, "soft", "-T"): 1.0, (5, "random", "-T"): 9.0}.items()])
+    grid = sam_configs("smoke", [(5, s, k) for s in ("soft", "random") for k in (True, False)], data="w", baseline=None)
+    whole = by_sampling(runs, grid).set_index("method").nsum
+    assert whole["soft"] == 5.5 and whole["random"] == 7.5                      # (10 + 1) / 2, (6 + 9) / 2
+    kept = by_sampling(runs, grid, untrained={"tau=5 soft -T"}).set_index("method")
+    assert kept.nsum["soft"] == 10.0 and kept.nsum["random"] == 6.0 and kept.members["random"] == "tau=5 random +T"
+
+
 def test_paper_scarcity_and_the_fraction_choice_by_hand():
     s = paper_scarcity()
     assert s["F-10%"] == pytest.approx(138.7 / 471.6) and s["F-25%"] == pytest.approx(294.1 / 471.6)

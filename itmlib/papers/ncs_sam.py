@@ -23,7 +23,7 @@ and against its shuffled twin.
 from __future__ import annotations
 
 import itertools
-from typing import Iterable, Mapping, Sequence
+from typing import Collection, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -37,7 +37,7 @@ from ..training.train import TrainConfig, TrainResult, score_batch
 
 __all__ = ["vse_config", "ablation_settings", "sam_configs", "SCARCE_ARMS", "scarce_configs", "SCARCE_RECIPE", "recipe_configs",
            "paper_scarcity", "choose_fractions", "by_control", "scarce_schedule", "label_fractions", "sam_margin_samples",
-           "summarize_margins", "by_sampling", "by_triplet", "paper_method", "with_paper_columns", "fraction_setting",
+           "summarize_margins", "trained_settings", "by_sampling", "by_triplet", "paper_method", "with_paper_columns", "fraction_setting",
            "tables45_paper", "TABLE1_ROWS", "with_table1_columns", "figure3_table", "figure3_runs", "phi_pos_variance_share",
            "positives_evaluator"]
 
@@ -205,15 +205,17 @@ def _settings_frame(configs: dict[str, TrainConfig], control: str | None = "none
 
 
 def by_control(runs: pd.DataFrame, configs: dict[str, TrainConfig],
-               metrics: Sequence[str] = ("nsum", "rsum", "nsum_nogt"), baseline: str = "VSE++ (no SAM)") -> pd.DataFrame:
+               metrics: Sequence[str] = ("nsum", "rsum", "nsum_nogt"), baseline: str = "VSE++ (no SAM)",
+               untrained: Collection[str] = ()) -> pd.DataFrame:
     """Per seed and SAM mode: the mean of ``metrics`` over the SAM settings that have a shuffled twin
     (method ``"SAM"``), over those twins (``"SAM shuffled"``), and the baseline's row (repeated per
-    mode) - the run table of "SAM beats the baseline" and "SAM beats its shuffled control"."""
+    mode) - the run table of "SAM beats the baseline" and "SAM beats its shuffled control". A setting with an
+    arm in ``untrained`` (its own or its twin's) is left out (:func:`trained_settings`)."""
     cols = ["seed", "sam_mode", "method", *metrics, "members"]
     st = _settings_frame(configs, control=None, mode=None)
     twins = set(st.method[st.phi_control == "shuffled"])
     st = st[st.method.isin(twins) | st.method.map(lambda m: f"{m} shuffled" in twins)]
-    sam = runs.merge(st, on="method")
+    sam = trained_settings(runs.merge(st, on="method"), untrained, ["tau", "sampling", "keep_triplet", "sam_mode"])
     if sam.empty:
         return pd.DataFrame(columns=cols)
     sam = sam.assign(members=sam.method, method=sam.phi_control.map({"none": "SAM", "shuffled": "SAM shuffled"}))
@@ -221,6 +223,16 @@ def by_control(runs: pd.DataFrame, configs: dict[str, TrainConfig],
     base = runs[runs.method == baseline].assign(members=baseline)
     reps = [base.assign(sam_mode=m)[cols] for m in sorted(sam.sam_mode.unique())] if len(base) else []
     return pd.concat([out[cols], *reps], ignore_index=True)
+
+
+def trained_settings(sam: pd.DataFrame, untrained: Collection[str], by: Sequence[str]) -> pd.DataFrame:
+    """``sam`` (runs with their settings) without every group of ``by`` holding a method in ``untrained``: a mean
+    over settings compares like with like only over the settings each of whose arms trained (a -T setting whose
+    soft arm was selected at epoch 1 leaves the soft-vs-random mean whole, random's -T arm included)."""
+    if not len(untrained) or sam.empty:
+        return sam
+    bad = sam.groupby(list(by))["method"].transform(lambda m: m.isin(list(untrained)).any())
+    return sam[~bad.astype(bool)]
 
 
 def _pooled(runs: pd.DataFrame, by: list[str], metrics: Sequence[str]) -> pd.DataFrame:
@@ -232,12 +244,13 @@ def _pooled(runs: pd.DataFrame, by: list[str], metrics: Sequence[str]) -> pd.Dat
 
 
 def by_sampling(runs: pd.DataFrame, configs: dict[str, TrainConfig], keep: Sequence[bool] = (True, False),
-                metrics: Sequence[str] = ("nsum", "rsum"), mode: str = "paper") -> pd.DataFrame:
+                metrics: Sequence[str] = ("nsum", "rsum"), mode: str = "paper", untrained: Collection[str] = ()) -> pd.DataFrame:
     """Per seed and sampling: the mean of ``metrics`` over the SAM runs in ``mode`` (no control arm)
     with ``keep_triplet`` in ``keep``, over the taus that every sampling was trained with (Tables 4/5's
-    "on average"). One row per (seed, method=sampling): the run table of the "soft negatives best" claims."""
+    "on average"), leaving out each (tau, keep_triplet) setting in which a sampling's arm is in ``untrained``
+    (:func:`trained_settings`). One row per (seed, method=sampling): the run table of the "soft negatives best" claims."""
     sam = runs.merge(_settings_frame(configs, mode=mode), on="method")
-    sam = sam[sam.keep_triplet.isin(list(keep))]
+    sam = trained_settings(sam[sam.keep_triplet.isin(list(keep))], untrained, ["tau", "keep_triplet"])
     if sam.empty:
         return pd.DataFrame(columns=["seed", "method", *metrics, "members"])
     common = set.intersection(*(set(g.tau) for _, g in sam.groupby("sampling")))

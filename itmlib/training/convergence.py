@@ -47,7 +47,8 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["RISE", "MIN_EPOCHS_AFTER", "SELECT_COLUMNS", "CONVERGED", "RISING", "WARMUP", "seed_state", "relative_gain",
-           "arm_state", "read_records", "arm_labels", "arm_table", "Training", "probe_curves", "probe_choice", "budget_note"]
+           "arm_state", "read_records", "arm_labels", "arm_table",
+           "untrained_members", "Training", "probe_curves", "probe_choice", "budget_note"]
 
 #: a seed whose dev metric gained more than this (relative) over its last two epochs, selected at its last, is rising
 RISE = 0.01
@@ -212,6 +213,18 @@ def arm_table(records: list[Mapping[str, Any]]) -> pd.DataFrame:
                     "state": _arm_state(r)})
     return pd.DataFrame(out, columns=["arm", "member", "fraction", "seeds", "budget", "epochs", "best epochs",
                                       "gain last 2 (%)", "metric", "seed states", "state"])
+
+
+def untrained_members(record_dir: str | os.PathLike[str] | None) -> dict[str, str]:
+    """{member: its arm's state} for every member of a notebook's records (``members/``) whose arm did not converge
+    (:func:`arm_table`); a member trained under several recipes is listed by its first arm that did not. A claim
+    that pools settings (notebook 04's means) leaves these out instead of being gated by them."""
+    table = arm_table(read_records(record_dir)) if record_dir is not None else arm_table([])
+    out: dict[str, str] = {}
+    for member, state in zip(table.member, table.state):
+        if state != CONVERGED:
+            out.setdefault(member, state)
+    return out
 
 
 @dataclass(frozen=True)
