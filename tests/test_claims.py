@@ -73,7 +73,13 @@ def test_judge_claims_keeps_every_claim_and_says_what_was_not_run():
     # a headline claim needs 5 seeds; a claim that is not one is judged on 3
     assert three.set_index("id").verdict["teran_beats_tern"] == "not judged (3 seeds; a headline claim needs 5)"
     five = judge_claims("08_teran", _both(_teran_runs(["TERN (global)", "TERAN mwsr", "TERAN mrsw"], seeds=range(5))))
-    assert five.set_index("id").verdict["teran_beats_tern"] == "holds (n=5, 95% CI [20.0, 20.0])"
+    # judged on the R@1 the paper quotes, both directions summed: (32 + s) + (42 - s) against (30 + s) + (40 - s), 4 a seed
+    five_t = five.set_index("id")
+    assert five_t.verdict["teran_beats_tern"] == "holds (n=5, 95% CI [4.00, 4.00])"
+    assert five_t.metric["teran_beats_tern"] == "r1_sum"
+    # ours in the paper's columns beside its "65.0/77.7 vs 51.9/63.7": t2i 32 + mean(s) = 34, i2t 42 - 2 = 40
+    assert five_t.loc["teran_beats_tern", "ours (model vs baseline)"] == "34/40 vs 32/38"
+    assert five_t.loc["teran_beats_tern", "paper (model vs baseline)"].startswith("65.0/77.7 vs 51.9/63.7")
     assert v["teran_shared_weights_same"] == "not run (TERAN mrsw Shared-W absent)"
     assert v["tern_mrsw_test_collapses"] == "not run (TERN (global) mrsw Test absent)"
     # a claim on some rows of an empty table names the rows in words, not as a raw mapping

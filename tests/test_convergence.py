@@ -137,7 +137,8 @@ def test_the_gate_withholds_verdicts_on_arms_that_did_not_train():
     from itmlib.claims.judge import judge_claims
 
     runs = pd.DataFrame([{"method": m, "seed": s, "fraction": 1.0, "rsum": 300.0 + 20 * (m == "TERAN mrsw") + s,
-                          "t2i_r1": 30.0, "i2t_r1": 40.0, "t2i_ndcg_rouge": 60.0, "grounding": 50.0}
+                          "t2i_r1": 30.0 + 5 * (m == "TERAN mrsw") + s, "i2t_r1": 40.0 + 5 * (m == "TERAN mrsw") - s % 2,
+                          "t2i_ndcg_rouge": 60.0, "grounding": 50.0}
                          for m in ("TERN (global)", "TERAN mwsr", "TERAN mrsw") for s in range(5)])
     flat, rising = [100, 200, 190, 180], [100, 150, 180, 200]
     recs = lambda tern: tuple(_rec(m, s, tern if m == "TERN (global)" else flat, 4 if tern is rising and  # noqa: E731
@@ -206,7 +207,8 @@ def test_a_claim_whose_arm_collapses_under_every_probed_recipe_is_judged_and_say
     from itmlib.claims.judge import judge_claims
 
     runs = pd.DataFrame([{"method": m, "seed": s, "fraction": 1.0, "rsum": 300.0 + 20 * (m == "TERAN mrsw") + s,
-                          "t2i_r1": 30.0, "i2t_r1": 40.0, "t2i_ndcg_rouge": 60.0, "grounding": 50.0}
+                          "t2i_r1": 30.0 + 5 * (m == "TERAN mrsw") + s, "i2t_r1": 40.0 + 5 * (m == "TERAN mrsw") - s % 2,
+                          "t2i_ndcg_rouge": 60.0, "grounding": 50.0}
                          for m in ("TERN (global)", "TERAN mrsw") for s in range(5)])
     fell = [300.0, 100.0, 90.0, 80.0]                       # best at epoch 1, then down: the recipe did not train
     recs = Training(tuple(_rec(m, s, fell, 1) for m in ("TERN (global)", "TERAN mrsw") for s in range(5)))

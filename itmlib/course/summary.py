@@ -92,15 +92,20 @@ def _heading_counts(table: pd.DataFrame) -> str:
 _NUM = r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?"
 
 
+_SIDE = rf"{_NUM}(?:/{_NUM})*"
+
+
 def _ours(text: Any) -> tuple[float, float]:
     """(model, baseline-or-threshold side) parsed from a claims table's "ours" cell ("397 vs 306",
-    "0.385 (min of 1)"); NaN where the cell holds no number."""
+    "0.385 (min of 1)"; a side quoted as several columns, "39.6/67.6 vs 30.8/56.8", is their sum); NaN where the
+    cell holds no number."""
     if not isinstance(text, str):
         return math.nan, math.nan
-    m = re.match(rf"\s*({_NUM})(?:\s+vs\s+({_NUM}))?", text)
+    m = re.match(rf"\s*({_SIDE})(?:\s+vs\s+({_SIDE}))?", text)
     if not m:
         return math.nan, math.nan
-    return float(m.group(1)), float(m.group(2)) if m.group(2) else math.nan
+    total = lambda side: sum(float(x) for x in side.split("/"))   # noqa: E731
+    return total(m.group(1)), total(m.group(2)) if m.group(2) else math.nan
 
 
 def _rel(a: float, b: float) -> float:
