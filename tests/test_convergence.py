@@ -217,6 +217,9 @@ def test_a_claim_whose_arm_collapses_under_every_probed_recipe_is_judged_and_say
     assert plain.verdict == "not judged (selected at epoch 1)"
     probed = judge_claims("08_teran", runs, claims=[dataclasses.replace(c, collapses="lr 2e-4, 1e-4")], records=recs).iloc[0]
     assert probed.verdict.startswith("holds (n=5") and probed.training.startswith("collapses (probed: lr 2e-4, 1e-4); ")
+    # the claim itself says what a verdict against a collapsed arm means
+    assert probed.claim == ("TERAN beats TERN - here TERAN mrsw, TERN (global) alone collapses under every recipe probed, so the "
+                            "verdict says whether it trains with them, not whether they add to a model that trains")
 
 
 def test_a_claim_whose_baseline_a_longer_probe_finds_still_rising_is_not_judged():

@@ -154,7 +154,10 @@ def judge_claims(notebook: str, tables: pd.DataFrame | Mapping[str, pd.DataFrame
                    if a and not computed and not rows_of]
         state = ("" if not (marms or barms) else "; ".join(bad) if bad else
                  f"{', '.join(missing)}: no records" if missing else "converged")
-        if bad and c.collapses:   # probed recipes all collapse: judged, and the training cell says so
+        if bad and c.collapses:   # probed recipes all collapse: judged, and the training cell and the claim say so
+            fell = ", ".join(dict.fromkeys(b.split("@")[0] for b in bad))
+            r["claim"] = (f"{r['claim']} - here {fell} alone collapses under every recipe probed, so the verdict says "
+                          "whether it trains with them, not whether they add to a model that trains")
             state, bad = f"collapses (probed: {c.collapses}); {state}", []
         if c.rising_past_budget and state:   # a longer probe: the baseline had not finished at the arms' budget
             state, bad = f"rising past its budget (probed: {c.rising_past_budget}); {state}", [*bad, "baseline: rising past its budget"]
