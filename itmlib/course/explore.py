@@ -197,19 +197,11 @@ def compare_settings(notebook: str, base: dict[str, Any], new: dict[str, Any], m
 
 # -- the widget ------------------------------------------------------------------------------------------
 def _in_widget_frontend() -> bool:
-    """True in a Jupyter kernel with a front end; False in a plain interpreter and in headless runs
-    (``python -m itmlib.course.notebooks run`` - ``make tables``, ``make course``, the tests - sets ``ITM_PROGRESS_LOG``;
-    set ``ITM_HEADLESS=1`` for a papermill run of your own)."""
-    import os
+    """True where a person sees the widget: a Jupyter front end (:func:`itmlib.console.interactive`); False in a
+    plain interpreter and in headless runs (papermill, ``make tables``, the tests), which show its plain table."""
+    from ..console import interactive
 
-    if os.environ.get("ITM_PROGRESS_LOG") or os.environ.get("ITM_HEADLESS"):
-        return False
-    try:
-        from IPython import get_ipython
-    except ImportError:  # pragma: no cover
-        return False
-    ip = get_ipython()
-    return ip is not None and type(ip).__name__ == "ZMQInteractiveShell"
+    return interactive()
 
 
 def _curves(ax: Any, notebook: str, rows: pd.DataFrame, label: str, results_dir: str) -> None:

@@ -213,10 +213,10 @@ def run_notebook(notebook: str | Path, output: str | Path, parameters: dict[str,
     out = resolve_path(output)
     out.parent.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    with _environ(ITM_HEADLESS="1"):   # the kernel inherits it: widgets show their plain tables (itmlib.course.explore)
-        pm.execute_notebook(str(nb), str(out), parameters=parameters or {}, kernel_name="python3", language="python",
-                            cwd=str(cwd if cwd is not None else nb.parent), progress_bar=progress, log_output=False,
-                            execution_timeout=cell_timeout)
+    # papermill's kernel is headless: it shows no widget and no progress bar by itself (itmlib.console.interactive)
+    pm.execute_notebook(str(nb), str(out), parameters=parameters or {}, kernel_name="python3", language="python",
+                        cwd=str(cwd if cwd is not None else nb.parent), progress_bar=progress, log_output=False,
+                        execution_timeout=cell_timeout)
     return time.perf_counter() - t0
 
 

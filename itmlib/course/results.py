@@ -33,6 +33,7 @@ import pandas as pd
 
 from .. import __version__
 from ..config import check_choice, get_scale, resolve_device, set_seed
+from ..console import quiet_if_headless
 from ..paths import atomic_write_text, repo_root, resolve_path
 from ..training.context import RunContext
 
@@ -224,6 +225,7 @@ def start_run(
         params = {k: v for k, v in values.items() if k not in common} | params
     check_choice("dataset", dataset, datasets)
     get_scale(scale)  # validates the name
+    quiet_if_headless()   # papermill's kernel: no library's progress bar is saved in the executed notebook
     pd.set_option("display.float_format", shown_float)   # every frame the notebook shows, at its CSV's precision
     set_seed(seed)
     device_name = resolve_device(device)
