@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, BinaryIO, Callable
 
-__all__ = ["repo_root", "resolve_path", "cache_dir", "atomic_write_text"]
+__all__ = ["repo_root", "resolve_path", "shown_path", "cache_dir", "atomic_write_text"]
 
 
 def repo_root() -> Path:
@@ -41,6 +41,20 @@ def resolve_path(path: str | os.PathLike[str]) -> Path:
     """``path`` itself if absolute (``~`` expanded), else ``repo_root() / path``."""
     p = Path(path).expanduser()
     return p if p.is_absolute() else repo_root() / p
+
+
+def shown_path(path: str | os.PathLike[str]) -> str:
+    """``path`` as a reader should see it: from the repository root where it lies inside it
+    (``results/05_sam_reduced_data/members``), else as given - never this machine's folders for the repository's own.
+
+    >>> shown_path(repo_root() / "results" / "x")
+    'results/x'
+    """
+    p = Path(path)
+    try:
+        return p.resolve().relative_to(repo_root().resolve()).as_posix()
+    except ValueError:
+        return str(p)
 
 
 def cache_dir() -> Path:

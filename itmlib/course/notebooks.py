@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from ..config import check_choice, SCALES
-from ..paths import repo_root, resolve_path
+from ..paths import repo_root, resolve_path, shown_path
 from ..console import format_duration
 from .params import cli_value
 
@@ -124,11 +124,10 @@ def _joined(text: str | list[str]) -> str:
 
 
 def _from_root(path: str) -> str:
-    """``path`` relative to the repository root where it lies inside it (an executed copy names no machine's folders)."""
-    try:
-        return Path(path).resolve().relative_to(repo_root().resolve()).as_posix()
-    except ValueError:
-        return Path(path).name
+    """``path`` relative to the repository root where it lies inside it, else its file name (an executed copy names
+    no machine's folders)."""
+    shown = shown_path(path)
+    return Path(shown).name if Path(shown).is_absolute() else shown
 
 
 def clean_executed(nb: Any) -> Any:
