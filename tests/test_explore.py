@@ -1,5 +1,6 @@
 """The ablation explorer reads the committed member records: tables, comparisons by the course's rule, the widget."""
 
+import re
 import pytest
 
 from itmlib.course.explore import ablation_table, ablations, arm_training, compare_settings, knobs, load_members
@@ -57,12 +58,21 @@ def test_compare_settings_pairs_seeds_and_judges_by_hand(tmp_path):
     assert states["new@1[tau=2]"] == "still rising" and states["new@1[tau=1]"] == "converged"
 
 
+def test_outside_a_front_end_the_explorer_is_a_readable_table(capsys):
+    assert ablations("04_sam") is None                       # no widget where no person can use it
+    out = capsys.readouterr().out
+    assert "<IPython" not in out and "\x1b[" not in out and "*" not in out
+    assert re.search(r"\d+ member records, their arms \d+ converged", out) and "  tau           3.0, 5.0, 10.0" in out
+    assert "... (73 in all)" in out                           # a long knob is cut, with its count
+
+
 def test_the_widget_is_driven_by_its_dropdowns():
     import ipywidgets
 
-    w = ablations("04_sam")
-    assert isinstance(w, ipywidgets.Widget)
-    ex = w.explorer
+    from itmlib.course.explore import Explorer
+
+    ex = Explorer("04_sam", "results")
+    assert isinstance(ex.widget, ipywidgets.Widget)
     ex.a["tau"].value = 3.0
     ex.a["sampling"].value = "soft"
     assert len(ex.table) == len(ablation_table("04_sam", tau=3.0, sampling="soft"))
@@ -78,7 +88,9 @@ def test_the_widget_is_driven_by_its_dropdowns():
 
 def test_the_shown_table_names_the_knobs_that_still_vary():
     """06's +LM runs at four fractions (Table 5) and two epoch counts: each row must say which it is."""
-    ex = ablations("06_phrase_labels").explorer
+    from itmlib.course.explore import Explorer
+
+    ex = Explorer("06_phrase_labels", "results")
     ex.a["method"].value = "+LM (w/ phrases)"
     assert {"fraction", "epochs", "seed", "rsum"} <= set(ex.shown.columns)
     assert len(ex.shown) == len(ablation_table("06_phrase_labels", method="+LM (w/ phrases)"))

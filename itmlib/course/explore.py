@@ -299,28 +299,52 @@ class Explorer:
         self.refresh()
 
 
+def _say(text: str) -> None:
+    """``text`` (Markdown) as a notebook shows it, or as plain words in a terminal (no object's repr, no markup)."""
+    from ..console import in_kernel
+
+    if in_kernel():
+        from IPython.display import Markdown, display
+
+        display(Markdown(text))
+    else:
+        print(text.replace("*", "").replace("`", ""))
+
+
 def ablations(notebook: str, results_dir: str = "results") -> Any:
     """The explorer over ``notebook``'s member records, an ``ipywidgets.Widget`` (its state: ``.explorer``).
-    In JupyterLab it is displayed; headless (``make tables``, papermill with ``ITM_HEADLESS=1``) a one-line
-    summary of the records is displayed instead, so no widget lands in an executed copy. Assign the result
-    (``explorer = ablations("04_sam")``) so that it is not displayed twice."""
-    from IPython.display import Markdown, display
-
+    At a Jupyter front end it is displayed; headless (papermill, ``make tables``) and in plain Python what it
+    offers is shown as a static table instead - each knob and its values - and None is returned, so no widget
+    lands in an executed copy.
+    Assign the result (``explorer = ablations("04_sam")``) so that it is not displayed twice; in plain Python
+    ``ablation_table(notebook, tau=5)`` gives the rows it would show."""
     if not repo_root().joinpath(results_dir, notebook, "members").is_dir():
-        display(Markdown(f"*No committed member records for {notebook} yet: the next `make tables` run writes them, "
-                         "and the explorer opens on them.*"))
+        _say(f"*No committed member records for {notebook} yet: the next `make tables` run writes them, "
+             "and the explorer opens on them.*")
         return None
-    ex = Explorer(notebook, results_dir)
-    ex.widget.explorer = ex
     if _in_widget_frontend():
+        from IPython.display import display
+
+        ex = Explorer(notebook, results_dir)
+        ex.widget.explorer = ex
         display(ex.widget)
+        return ex.widget
+    m = load_members(notebook, results_dir)
+    states = arm_training(notebook, results_dir=results_dir).state.value_counts()
+    _say(f"*The explorer is interactive in JupyterLab; here, what it offers: {len(m)} member records, "
+         + "their arms " + ", ".join(f"{n} {k}" for k, n in states.items()) + ", and these knobs.*")
+    shown = lambda v: ", ".join(map(str, v[:6])) + (f", ... ({len(v)} in all)" if len(v) > 6 else "")   # noqa: E731
+    table = pd.DataFrame([{"knob": k, "values": shown(v)} for k, v in knobs(notebook, results_dir).items()])
+    from ..console import in_kernel
+
+    if in_kernel():
+        from IPython.display import display
+
+        display(table.style.hide(axis="index"))
     else:
-        m = load_members(notebook, results_dir)
-        states = arm_training(notebook, results_dir=results_dir).state.value_counts()
-        display(Markdown(f"*The explorer is interactive in JupyterLab; here, its records: {len(m)} members, knobs "
-                         + ", ".join(f"`{k}` ({len(v)} values)" for k, v in ex.knobs.items()) + "; their arms: "
-                         + ", ".join(f"{n} {k}" for k, n in states.items()) + ".*"))
-    return ex.widget
+        width = max(map(len, table.knob), default=0)
+        print("\n".join(f"  {k:<{width}}  {v}" for k, v in zip(table.knob, table["values"])))
+    return None
 
 
 def train_setting(notebook: str, scale: str = "smoke", *, seed: int = 0, epochs: int | None = None,
