@@ -1,5 +1,5 @@
 """What the course concluded, drawn from the committed claims tables (:func:`itmlib.course.summary.all_claims`):
-notebook 11's interval plot (:func:`verdict_plot`) and findings (:func:`findings_markdown`), the
+notebook @@09's interval plot (:func:`verdict_plot`) and findings (:func:`findings_markdown`), the
 README's per-paper lines (:func:`write_conclusions`), and re-judging a committed claims table by the
 interval rule without its run tables (:func:`rejudge_committed`, ``python -m itmlib.course.conclusions NOTEBOOK ...``).
 """
@@ -112,8 +112,9 @@ def findings_markdown(table: pd.DataFrame) -> str:
 
 
 def paper_conclusions(table: pd.DataFrame) -> str:
-    """A line or two per paper for the top README: counts and the headline claims' verdicts, a claim judged
-    again on real captions (``real_<id>``, :func:`itmlib.claims.replayed_claims`) beside its first verdict."""
+    """One line per paper for the top README: counts and the headline claims' verdicts, a claim judged again on
+    real captions (``real_<id>``, :func:`itmlib.claims.replayed_claims`) beside its first verdict; our controls
+    are in ``results/README.md``."""
     from ..claims.registry import replayed_from
 
     def listed(rows: pd.DataFrame) -> list[str]:
@@ -130,15 +131,11 @@ def paper_conclusions(table: pd.DataFrame) -> str:
     for paper, g in table.groupby("paper", sort=False):
         kind = claim_kinds(g)
         head = g[g.headline & (kind == "paper")]
-        controls = g[g.headline & (kind == "control")]
         waiting = int((head.verdict.map(verdict_kind) == "not judged").sum())   # e.g. arms that did not train yet
         parts = listed(head[head.verdict.map(verdict_kind) != "not judged"])
-        ctl = listed(controls[controls.verdict.map(verdict_kind) != "not judged"])
         line = f"- **{paper}**: {_heading_counts(g).split(' Headline claims')[0].split(' Our ')[0].split(' Apart from')[0]}"
         if parts:
             line += " Headline: " + "; ".join(parts) + "."
-        if ctl:
-            line += " Our control" + ("s" if len(ctl) > 1 else "") + ": " + "; ".join(ctl) + "."
         if waiting:
             line += f" {waiting} more headline claim{'s are' if waiting > 1 else ' is'} not judged yet."
         out.append(line)
