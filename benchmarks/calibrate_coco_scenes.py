@@ -10,7 +10,7 @@ is never read). The rule, fixed before the first run: a setting is *admissible* 
 [10, 70] both ways (neither near chance nor near perfect); the chosen one is the admissible setting whose
 dev Rsum is nearest half its maximum (300 of 600), ties to the smaller noise. Its knobs become
 :class:`~itmlib.data.coco_scenes.CocoScenesConfig`'s defaults (and ``COCO_SCENES_VERSION`` is bumped) by hand.
-One row per setting goes to ``results/10_real_language/world_calibration.csv`` (committed, at medium), the chosen one
+One row per setting goes to ``results/09_real_language/world_calibration.csv`` (committed, at medium), the chosen one
 marked; checkpoints to ``runs/calibration/``.
 """
 
@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--epochs", type=int, default=0, help="0: the scale's VSE++ epochs (a quick check only otherwise)")
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--device", default="cpu")
-    ap.add_argument("--out", default=None, help="default results/10_real_language/world_calibration.csv (medium)")
+    ap.add_argument("--out", default=None, help="default results/09_real_language/world_calibration.csv (medium)")
     a = ap.parse_args(argv)
     from itmlib.data import load_dataset
 
@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
             print(row, flush=True)
             rows.append(row)
     table = choose(pd.DataFrame(rows))
-    out = Path(a.out) if a.out else ROOT / "results" / "10_real_language" / "world_calibration.csv" if a.scale == "medium" \
+    out = Path(a.out) if a.out else ROOT / "results" / "09_real_language" / "world_calibration.csv" if a.scale == "medium" \
         else ROOT / "runs" / "calibration" / f"coco_scenes_{a.scale}.csv"
     from itmlib.course.results import write_table
 

@@ -5,8 +5,8 @@ Cold means a fresh checkout of the working tree (tracked files, uncommitted edit
 captions, relevance matrices or Doc2Vec models); the installed packages and the offline assets are the
 machine's. Prints the wall time and each code cell's duration (papermill's)::
 
-    python benchmarks/time_cold_notebook.py 10_real_language            # at its default scale (smoke)
-    python benchmarks/time_cold_notebook.py 10_real_language -p epochs 1
+    python benchmarks/time_cold_notebook.py 09_real_language            # at its default scale (smoke)
+    python benchmarks/time_cold_notebook.py 09_real_language -p epochs 1
 
 Run it on a quiet machine: a grid beside it doubles or triples the time. Results go to
 benchmarks/README.md by question, not to a timed test.
@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("notebook", help="a notebook's stem, e.g. 10_real_language")
+    ap.add_argument("notebook", help="a notebook's stem, e.g. 09_real_language")
     ap.add_argument("-p", "--param", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
                     help="a papermill parameter (VALUE parsed as YAML by papermill)")
     args = ap.parse_args(argv)

@@ -71,9 +71,9 @@ def tiny(smoke_split):
 #: seconds each notebook's smoke run took in a fresh clone's `make test` on the 2-core machine (benchmarks/README.md,
 #: "How long does `make test` take"): what spreads the notebook runs over the workers, longest first, each to the
 #: least loaded. 02's figure reuses the checkpoints of 03 and 08 and is counted without training them.
-NOTEBOOK_SECONDS = {"08_teran": 199, "06_phrase_labels": 133, "10_real_language": 125, "02_semantic_metrics": 79,
+NOTEBOOK_SECONDS = {"08_teran": 199, "06_phrase_labels": 133, "09_real_language": 125, "02_semantic_metrics": 79,
                     "04_sam": 77, "07_semantic_neighborhoods": 61, "05_sam_reduced_data": 56, "03_vse_baseline": 31,
-                    "00_data_tour": 17, "01_recall_metrics": 10, "11_results": 8}
+                    "00_data_tour": 17, "01_recall_metrics": 10, "10_results": 8}
 
 #: a notebook that reads other notebooks' smoke checkpoints (``runs/checkpoints``, keyed by config) runs after them,
 #: on their worker: 02's Figure 3 loads 08's TERAN MrSw and 03's VSE++ rather than training both again

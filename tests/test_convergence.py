@@ -29,7 +29,7 @@ def test_seed_state_by_hand(curve, best, first, state):
     assert seed_state(curve, best, first) == state
 
 
-# 10's TERN: dev NDCG climbs through a 3-epoch warm-up, falls once the hardest negatives start, and early stopping
+# 09's TERN: dev NDCG climbs through a 3-epoch warm-up, falls once the hardest negatives start, and early stopping
 # (patience 3) ends the run at epoch 6 with the warm-up's last epoch selected
 TERN = [155.1, 171.3, 179.7, 170.1, 169.7, 172.6]
 
@@ -56,7 +56,7 @@ def test_arm_state_needs_more_than_half():
     assert arm_state([FIRST, FIRST, FIRST, RISING, PLATEAU]) == "selected at epoch 1"
     assert arm_state([FIRST, FIRST, PLATEAU], first_epoch=5) == "selected at epoch 5"
     assert arm_state([WARMUP, WARMUP, WARMUP, PLATEAU, PLATEAU], warmup_end=3) == "selected in its warm-up, epochs 1-3"
-    assert arm_state([WARMUP, PLATEAU, PLATEAU, PLATEAU, PLATEAU], warmup_end=3) == CONVERGED   # 10's MrSw: one seed
+    assert arm_state([WARMUP, PLATEAU, PLATEAU, PLATEAU, PLATEAU], warmup_end=3) == CONVERGED   # 09's MrSw: one seed
 
 
 def _rec(member, seed, curve, best, fraction=1.0, **config):
@@ -111,7 +111,7 @@ def test_untrained_members_names_each_member_whose_arm_did_not_converge(tmp_path
 
 
 def test_arm_table_reads_the_warm_up_from_the_config():
-    """A max-violation recipe with a 3-epoch warm-up (10's TERAN and TERN): 3 of 5 seeds selected at its end are
+    """A max-violation recipe with a 3-epoch warm-up (09's TERAN and TERN): 3 of 5 seeds selected at its end are
     an arm that did not train; the same curves without max violation, or with SSAMT's phases, are not."""
     recs = lambda **cfg: [_rec("TERN", s, TERN if s < 3 else TERN[:3] + [185.0, 186.0], 3 if s < 3 else 5,   # noqa: E731
                                warmup_epochs=3, **cfg) for s in range(5)]
@@ -172,7 +172,7 @@ def test_the_claims_view_counts_the_arms_that_did_not_train():
 
 
 def test_probe_curves_lay_out_each_recipe_by_hand():
-    from itmlib.training.convergence import probe_curves
+    from itmlib.training.probes import probe_curves
 
     recs = [_rec("ANG", 0, [52.0, 80.8, 81.0, 81.2], 4, lr=1e-4), _rec("ANG", 0, [83.0, 78.0, 70.0, 59.0], 1, lr=1e-3)]
     curves, t = probe_curves(recs, ["lr", "warmup_epochs"])
@@ -189,7 +189,7 @@ def test_probe_curves_lay_out_each_recipe_by_hand():
 def test_a_probe_chooses_the_best_recipe_and_within_one_percent_the_smaller_knob_by_hand():
     import pandas as pd
 
-    from itmlib.training.convergence import probe_choice
+    from itmlib.training.probes import probe_choice
 
     t = pd.DataFrame({"warmup_epochs": [3, 6, 20], "dev at best": [200.0, 250.0, 252.0]})
     assert probe_choice(t, "warmup_epochs") == 6                    # 252 x 0.99 = 249.48 <= 250: a tie, the shorter
@@ -250,7 +250,7 @@ def test_a_claim_whose_baseline_a_longer_probe_finds_still_rising_is_not_judged(
 def test_an_arm_rises_when_most_seeds_end_at_their_best_and_the_median_gain_is_over_one_percent():
     """Three of five seeds best at their last epoch, gains over the last two epochs 3.8%, -2.5%, 2.1%, 0.5%, 6.0%
     (median 2.1%): the arm is still rising, although only two of its seeds are on their own (the rule the course's
-    independent check uses; 10's +PM arm on real captions is such an arm)."""
+    independent check uses; 09's +PM arm on real captions is such an arm)."""
     curves = [([90.0, 78.0, 80.0, 81.0], 1), ([81.0, 82.8, 82.8, 80.7], 2), ([87.5, 90.8, 90.7, 92.7], 4),
               ([79.6, 85.8, 85.9, 86.2], 4), ([84.3, 82.7, 85.6, 87.7], 4)]
     t = arm_table([_rec("+PM", s, c, b) for s, (c, b) in enumerate(curves)]).iloc[0]
@@ -384,7 +384,7 @@ def test_no_committed_verdict_rests_on_an_arm_that_did_not_train():
     key = {"rsum": "dev_rsum", "nsum": "dev_nsum", "ndcg": "dev_ndcg_sum"}
     checked = {False: 0, True: 0}
     for nb in ("04_sam", "05_sam_reduced_data", "06_phrase_labels", "07_semantic_neighborhoods", "08_teran",
-               "10_real_language"):
+               "09_real_language"):
         records = [json.loads(p.read_text()) for p in (root / nb / "members").glob("*.json")]
         claims = pd.read_csv(root / nb / "claims.csv", comment="#")
 
@@ -422,7 +422,7 @@ def test_no_committed_verdict_rests_on_an_arm_that_did_not_train():
 
 
 def test_budget_note_states_each_distinct_budget_once():
-    from itmlib.training.convergence import budget_note
+    from itmlib.training.probes import budget_note
     from itmlib.training.train import TrainConfig
 
     stop, fixed = TrainConfig(lr=1e-4, epochs=30, patience=3), TrainConfig(lr=1e-3, epochs=15)

@@ -1,6 +1,7 @@
 """The ablation explorer reads the committed member records: tables, comparisons by the course's rule, the widget."""
 
 import re
+
 import pytest
 
 from itmlib.course.explore import ablation_table, ablations, arm_training, compare_settings, knobs, load_members

@@ -74,7 +74,7 @@ def test_the_pool_trains_the_plan_the_notebook_runs(pool):
     assert todo8[:len(heads)] == heads and [m.seed for m in heads] == sorted(m.seed for m in heads)
     assert len(heads) == 5 * len(plan8.headline) and "TERAN mrsw" in plan8.headline
     for nb, call in (("06_phrase_labels", "ssamt.grids("), ("07_semantic_neighborhoods", "neighborhoods.grids("),
-                     ("08_teran", "teran.grids("), ("10_real_language", "real_language.grids(")):
+                     ("08_teran", "teran.grids("), ("09_real_language", "real_language.grids(")):
         import json
         code = "".join("".join(c["source"]) for c in json.loads((ROOT / "notebooks" / f"{nb}.ipynb").read_text())["cells"]
                        if c["cell_type"] == "code")
@@ -111,10 +111,10 @@ def test_06_evaluates_table_3_and_the_rule_3_arm_per_part_as_the_notebook_does(p
 
 
 def test_10_members_are_the_notebooks_arms_and_the_scarce_ones_wait_for_the_baseline(pool):
-    p = pool.notebook_params("10_real_language", "medium")
+    p = pool.notebook_params("09_real_language", "medium")
     assert set(p["papers"]) <= {"sam", "ssamt", "neighborhoods", "teran"}     # the papers whose records are committed
     p.update(papers=["sam", "ssamt", "neighborhoods", "teran"])
-    todo = pool.PLANS["10_real_language"][0](p)
+    todo = pool.PLANS["09_real_language"][0](p)
     kinds = Counter(m.world for m in todo)
     fds, n = p["full_data_seeds"], p["n_seeds"]
     assert kinds == {"sam": fds + len(p["candidate_fractions"]) + fds, "teran": 3 * n, "ssamt": 2 * n, "neighborhoods": 2 * n}
@@ -122,12 +122,12 @@ def test_10_members_are_the_notebooks_arms_and_the_scarce_ones_wait_for_the_base
     fractions = {k: {m.fraction for m in todo if m.world == k} for k in ("ssamt", "neighborhoods", "teran")}
     assert fractions == {"ssamt": {p["ssamt_fraction"]}, "neighborhoods": {p["neighborhoods_fraction"]}, "teran": {1.0}}
     assert p["teran_fraction"] == 1.0            # TERAN trains on every image at medium
-    first, _ = pool.PLANS["10_real_language"][3](p, "unused", "unused")
+    first, _ = pool.PLANS["09_real_language"][3](p, "unused", "unused")
     waited = [m for m in todo if first(m)]     # the full-data baseline's seeds and the candidate fractions
     assert sorted((m.fraction, m.seed) for m in waited) == \
         sorted([(1.0, s) for s in range(fds)] + [(f, 0) for f in p["candidate_fractions"]])
-    assert not pool.PLANS["10_real_language"][0](dict(p, papers=[]))
-    # the pool's members are the notebook's plan (itmlib.course.real_language), 10's full-data VSE++ once
+    assert not pool.PLANS["09_real_language"][0](dict(p, papers=[]))
+    # the pool's members are the notebook's plan (itmlib.course.real_language), 09's full-data VSE++ once
     from itmlib.course import real_language
     from itmlib.training.train import config_hash
 
@@ -143,7 +143,7 @@ def test_10s_papers_take_the_recipes_their_own_notebooks_chose_and_the_defaults_
     from itmlib.course import real_language
     from itmlib.training.train import config_hash
 
-    p = dict(pool.notebook_params("10_real_language", "smoke"), papers=["sam", "ssamt", "neighborhoods", "teran"])
+    p = dict(pool.notebook_params("09_real_language", "smoke"), papers=["sam", "ssamt", "neighborhoods", "teran"])
     base = {k: (n, config_hash(c)) for k, g in real_language.grids(p, "d").items() for n, c in g.configs.items()}
     old = {k: v for k, v in p.items() if not k.startswith(("sam_scarce", "teran_e", "teran_p", "teran_w", "tern_w", "ssamt_e", "ssamt_i",
                                                             "ssamt_s", "neighborhoods_lr", "neighborhoods_e", "neighborhoods_p"))}
@@ -227,7 +227,7 @@ def test_arm_keeps_the_named_arms_members_and_an_unknown_arm_is_refused(pool, mo
     """``--arm 'TERAN mrsw'`` (a recipe probe of one baseline) lists that arm's members only; a misspelt arm
     fails naming the notebook's arms instead of training nothing."""
     monkeypatch.setattr(pool, "phase_one_groups", lambda todo, *a: [[m] for m in todo])   # no world loaded
-    args = ["10_real_language", "--scale", "smoke", "--list", "-p", "n_seeds", "2", "-p", "papers", '["teran"]']
+    args = ["09_real_language", "--scale", "smoke", "--list", "-p", "n_seeds", "2", "-p", "papers", '["teran"]']
     assert pool.main([*args, "--arm", "TERAN mrsw"]) == 0
     listed = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("  ")]
     assert len(listed) == 2 and all(ln.strip().startswith("TERAN mrsw, teran,") for ln in listed)
@@ -245,13 +245,13 @@ def test_arm_keeps_the_named_arms_members_and_an_unknown_arm_is_refused(pool, mo
 
 def test_10s_warm_ups_in_ci_medium_are_what_its_committed_probes_choose(pool):
     """TERAN's and TERN's warm-ups at medium (``teran_warmup_epochs``, ``tern_warmup_epochs``) are the ones the
-    probe rule (:func:`~itmlib.training.convergence.probe_choice`) picks from the committed seed-0 records: the
+    probe rule (:func:`~itmlib.training.probes.probe_choice`) picks from the committed seed-0 records: the
     probes' and the retrain's own; each probe tried two warm-ups or more."""
     from itmlib.course.real_language import warmup_probes
-    from itmlib.training.convergence import probe_choice, probe_curves
+    from itmlib.training.probes import probe_choice, probe_curves
 
-    p = pool.notebook_params("10_real_language", "medium")
-    seed0 = warmup_probes(ROOT / "results" / "10_real_language")
+    p = pool.notebook_params("09_real_language", "medium")
+    seed0 = warmup_probes(ROOT / "results" / "09_real_language")
     assert {r["seed"] for r in seed0} == {0} and len({(r["member"], r["config"]["warmup_epochs"]) for r in seed0}) == len(seed0)
     for member, knob in (("TERAN mrsw", "teran_warmup_epochs"), ("TERN (global)", "tern_warmup_epochs")):
         _, table = probe_curves([r for r in seed0 if r["member"] == member], ["warmup_epochs"])

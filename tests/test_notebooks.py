@@ -280,7 +280,7 @@ def _check_10(t):
 SMOKE_CHECKS = {"00_data_tour": _check_00, "01_recall_metrics": _check_01, "02_semantic_metrics": _check_02,
                 "03_vse_baseline": _check_03, "04_sam": _check_04, "05_sam_reduced_data": _check_05,
                 "06_phrase_labels": _check_06, "07_semantic_neighborhoods": _check_07, "08_teran": _check_08,
-                "11_results": _check_11, "10_real_language": _check_10}
+                "10_results": _check_11, "09_real_language": _check_10}
 
 
 @pytest.mark.notebook

@@ -1,4 +1,4 @@
-"""Notebook 10's per-paper findings (itmlib.course.real_findings), on hand-made tables."""
+"""Notebook 09's per-paper findings (itmlib.course.real_findings), on hand-made tables."""
 import pandas as pd
 
 from itmlib.course.real_findings import PAPERS, paper_findings

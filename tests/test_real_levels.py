@@ -1,4 +1,4 @@
-"""Notebook 10's level gate (itmlib.course.real_levels), by hand."""
+"""Notebook 09's level gate (itmlib.course.real_levels), by hand."""
 import pandas as pd
 
 from itmlib.course.real_levels import level_gate, levels

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Train a notebook's members on a lent GPU machine with tools/member_pool.py, and send their records home.
 #
-#   device run, carry [".gpu10"]:   bash tools/device_pool.sh 540 10_real_language --world sam
+#   device run, carry [".gpu10"]:   bash tools/device_pool.sh 540 09_real_language --world sam
 #   then here:                      tar xzf <files_at>/records.tgz -C results
 #
 # The first argument is the pool's time limit in seconds (leave ~40 s of the call for unpacking and packing);

@@ -8,7 +8,7 @@ in full afterwards (its tables still come from the notebook itself).
     python tools/member_pool.py 07_semantic_neighborhoods --world literal --list
 
 The members mirror the notebook's cells (:data:`PLANS`): 06's Table 3, its headline arms' extra seeds, the
-longer-training arms, Table 5's fractions and VSE++; 07's news and literal grids; 10's four papers' arms, SAM's
+longer-training arms, Table 5's fractions and VSE++; 07's news and literal grids; 09's four papers' arms, SAM's
 scarce arms once the baseline's records have chosen their fraction (as the notebook chooses it). The headline claims' members
 go first, so a pool cut off part-way has trained what the verdicts need most; members that share SSAMT's
 first phase wait for the first of them (:func:`phase_one_groups`). Workers are spawned (each loads the cached
@@ -151,7 +151,7 @@ def _world_08(kind: str, p: dict, device: str) -> dict:
 
 # ----- 10: the real-language world ---------------------------------------------------------------------------
 def _members_10(p: dict) -> list:
-    """Notebook 10's plan (:func:`itmlib.course.real_language.grids`) but SAM's scarce arms, whose fraction is
+    """Notebook 09's plan (:func:`itmlib.course.real_language.grids`) but SAM's scarce arms, whose fraction is
     chosen on the baseline's runs first (:func:`_followup_10`): the full-data baseline and the candidates go first."""
     from itmlib.course import real_language
 
@@ -205,7 +205,7 @@ def _followup_10(p: dict, records: str, ckpt: str) -> tuple[Any, Any]:
 PLANS = {"06_phrase_labels": (_members_06, _world_06, None, None),
          "08_teran": (_members_08, _world_08, None, None),
          "07_semantic_neighborhoods": (_members_07, _world_07, _prepare_07, None),
-         "10_real_language": (_members_10, _world_10, None, _followup_10)}
+         "09_real_language": (_members_10, _world_10, None, _followup_10)}
 
 
 def phase_one_groups(todo: list[tuple], p: dict, nb: str, ckpt_dir: str) -> list[list[tuple]]:

@@ -1,6 +1,6 @@
 """Probe a recipe on one arm's dev curve (seed 0), as 05-08 chose theirs: its member records go to
 ``results/<notebook>/probes/`` (config-hashed), where the notebook reads them and the rule of
-:func:`itmlib.training.convergence.probe_choice` picks.
+:func:`itmlib.training.probes.probe_choice` picks.
 
 * ``04_sam``: one SAM-alone (-T) setting (default ``tau=5 soft -T``, the paper's best sampling on average at its
   middle tau) on the grid's 2,000 images. Under the grid's recipe (lr 1e-3, one warm-up epoch summing over every

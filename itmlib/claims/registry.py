@@ -198,7 +198,7 @@ def claims_for(notebook: str) -> list[Claim]:
 
 
 #: the real-language notebook's replay of the papers' headline claims: its run table -> the claims it re-judges
-#: there (each paper's headline claims, and TERAN's grounding); its own claims (``notebook: 10_real_language``) follow
+#: there (each paper's headline claims, and TERAN's grounding); its own claims (``notebook: 09_real_language``) follow
 REAL_LANGUAGE = {"sam": ("sam_scarce_rsum_10_warmup", "sam_scarce_rsum_10_warmup_vs_shuffled"),
                  "sam_full": ("sam_full_raises_ncs",),
                  "ssamt": ("ssamt_pm_helps", "ssamt_pm_phrase_score_i2t", "ssamt_pm_phrase_score_t2i"),
@@ -206,7 +206,7 @@ REAL_LANGUAGE = {"sam": ("sam_scarce_rsum_10_warmup", "sam_scarce_rsum_10_warmup
                  "teran": ("teran_mrsw_beats_mwsr_t2i", "teran_mrsw_beats_mwsr_i2t", "teran_beats_tern", "teran_grounds_tern_not")}
 
 
-def replayed_claims(notebook: str = "10_real_language", tables: Mapping[str, tuple[str, ...]] = REAL_LANGUAGE, *,
+def replayed_claims(notebook: str = "09_real_language", tables: Mapping[str, tuple[str, ...]] = REAL_LANGUAGE, *,
                     metrics: Mapping[str, str] | None = None, own: bool = True) -> list[Claim]:
     """Other notebooks' claims judged again by ``notebook`` on another world: each claim of ``tables`` (run table
     -> claim ids) with that run table, ``notebook``'s name and the id ``real_<id>`` (the original id stays

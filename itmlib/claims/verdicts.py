@@ -51,7 +51,7 @@ MIN_SEEDS = 3
 #: the three verdicts a claim can get
 LABELS = ("holds", "does not hold", "inconclusive")
 
-#: the columns of every claims table (the order the notebooks and notebook 11 read)
+#: the columns of every claims table (the order the notebooks and notebook 10 read)
 CLAIM_COLUMNS = ["id", "paper table", "claim", "paper (model vs baseline)", "metric", "model", "baseline",
                  "ours (model vs baseline)", "difference", "spread (std of paired diff)", "ci_low", "ci_high",
                  "seeds", "verdict", "note", "model_arms", "baseline_arms", "training"]

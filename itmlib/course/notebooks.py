@@ -38,8 +38,8 @@ __all__ = ["NOTEBOOKS", "notebook_paths", "scale_overrides", "run_notebook", "cl
 
 #: the course's notebooks, in order (users quote these names)
 NOTEBOOKS = ("00_data_tour", "01_recall_metrics", "02_semantic_metrics", "03_vse_baseline", "04_sam",
-             "05_sam_reduced_data", "06_phrase_labels", "07_semantic_neighborhoods", "08_teran", "10_real_language",
-             "11_results")   # the results notebook last: it reads every claims table
+             "05_sam_reduced_data", "06_phrase_labels", "07_semantic_neighborhoods", "08_teran", "09_real_language",
+             "10_results")   # the results notebook last: it reads every claims table
 
 
 def notebook_paths() -> list[Path]:

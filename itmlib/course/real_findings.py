@@ -1,4 +1,4 @@
-"""Notebook 10's "What we found", paper by paper: the paper's number, the synthetic world's verdict, the
+"""Notebook 09's "What we found", paper by paper: the paper's number, the synthetic world's verdict, the
 real-language world's, and what the difference between the two worlds teaches - drawn from the committed tables.
 
 The two worlds differ in their language only (a grammar of a few hundred words against real COCO captions, in
@@ -74,7 +74,7 @@ def _below_floor(models: set[str], floor: pd.DataFrame | None) -> str:
 
 
 def paper_findings(claims: pd.DataFrame, worlds: pd.DataFrame, floor: pd.DataFrame | None = None) -> str:
-    """The per-paper findings as Markdown. ``claims``: notebook 10's claims table (``id``, ``claim``,
+    """The per-paper findings as Markdown. ``claims``: notebook 09's claims table (``id``, ``claim``,
     ``verdict``); ``worlds``: its :func:`itmlib.course.findings.beside_synthetic` table (``claim``, ``paper (model
     vs baseline)``, ``synthetic world verdict``, ``real-language verdict``); ``floor``: its ``lexical_floor``
     table, the floor's row first (read first, :func:`itmlib.course.real_levels.floor_reading`). Only the paper's

@@ -1,8 +1,8 @@
-"""Notebook 10's plan: what each paper trains on the real-language world (``coco_scenes``), one grid per step.
+"""Notebook 09's plan: what each paper trains on the real-language world (``coco_scenes``), one grid per step.
 
 The notebook runs these grids and ``tools/member_pool.py`` trains their members: one plan for both (as the
 paper modules' ``grids`` for 06-08). Every paper keeps its own recipe function; this module only says which
-arms, fractions and seeds notebook 10 asks of each, from its parameters ``p`` (``scale``, ``seed``,
+arms, fractions and seeds notebook 09 asks of each, from its parameters ``p`` (``scale``, ``seed``,
 ``n_seeds``, ``papers``, ``epochs``, ``full_data_seeds``, ``sam_fraction``, ``candidate_fractions``,
 ``ssamt_fraction``, ``neighborhoods_fraction``, ``teran_fraction``; optional, each paper's own recipe where it
 differs from ``epochs`` and the paper's defaults: ``sam_scarce_epochs``, ``teran_epochs``, ``teran_patience``,
@@ -51,7 +51,7 @@ def _sam(p: Mapping[str, Any], data: str, arms: list[str], *, scarce: bool = Fal
 
 
 def grids(p: Mapping[str, Any], data: str) -> dict[str, Grid]:
-    """Notebook 10's grids on the training data ``data`` (module docstring), in the order they run."""
+    """Notebook 09's grids on the training data ``data`` (module docstring), in the order they run."""
     from ..papers import neighborhoods, ssamt, teran
 
     papers, epochs, out = p["papers"], p["epochs"] or None, {}
@@ -123,7 +123,7 @@ def members(plan: Mapping[str, Grid]) -> list[Member]:
 
 
 def warmup_probes(folder: Any, data: str | None = None) -> list[dict]:
-    """The warm-up probes' evidence in notebook 10's results ``folder``: seed 0 of TERAN MrSw and of TERN once per
+    """The warm-up probes' evidence in notebook 09's results ``folder``: seed 0 of TERAN MrSw and of TERN once per
     warm-up, from ``probes/`` and then the retrain's own ``members/`` (the chosen recipe's seed 0 is in both);
     with ``data``, only the records trained on that world (a config's ``data`` starts with it)."""
     from pathlib import Path

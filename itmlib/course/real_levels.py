@@ -1,4 +1,4 @@
-"""Notebook 10's level gate: a paper's claims are judged on the real-language world only once its main model
+"""Notebook 09's level gate: a paper's claims are judged on the real-language world only once its main model
 learned that world as well as the papers say it should, measured against VSE++ trained on no more images.
 
 A comparison between two arms of a model that did not learn the world says nothing about the paper (on the

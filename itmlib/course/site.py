@@ -48,10 +48,10 @@ def math_to_mathml(markdown: str) -> str:
 
 #: notebooks whose pages must show a claims table (every notebook that judges a paper's claims)
 CLAIM_NOTEBOOKS = ("01_recall_metrics", "02_semantic_metrics", "04_sam", "05_sam_reduced_data", "06_phrase_labels",
-                   "07_semantic_neighborhoods", "08_teran", "10_real_language", "11_results")
+                   "07_semantic_neighborhoods", "08_teran", "09_real_language", "10_results")
 #: notebooks whose pages must show at least one figure
 FIGURE_NOTEBOOKS = ("00_data_tour", "02_semantic_metrics", "03_vse_baseline", "04_sam", "05_sam_reduced_data",
-                    "06_phrase_labels", "07_semantic_neighborhoods", "08_teran", "10_real_language", "11_results")
+                    "06_phrase_labels", "07_semantic_neighborhoods", "08_teran", "09_real_language", "10_results")
 
 
 def page_header(nb: nbformat.NotebookNode) -> str:

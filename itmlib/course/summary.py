@@ -1,4 +1,4 @@
-"""Every claim of every paper in one table: what notebook 11 and ``results/README.md`` show.
+"""Every claim of every paper in one table: what notebook 10 and ``results/README.md`` show.
 
 One row per claim of ``itmlib/paper_numbers/claims_<paper>.yaml``, joined to the committed
 claims table of the notebook that tests it (``<results_dir>/<notebook>/claims.csv``, matched by

@@ -325,7 +325,7 @@ SCARCE_RECIPE = {"warmup_epochs": 1, "tau": 5.0, "sampling": "soft", "sam_mode":
 
 def recipe_configs(scale: str, arms: Sequence[str], *, data: str, epochs: int | None = None) -> dict[str, TrainConfig]:
     """:func:`scarce_configs` under notebook 05's default recipe (:data:`SCARCE_RECIPE`) and schedule
-    (:func:`scarce_schedule`): the arms notebook 10 trains on real captions, and the CPU pool trains for it."""
+    (:func:`scarce_schedule`): the arms notebook 09 trains on real captions, and the CPU pool trains for it."""
     return scarce_configs(scale, arms, data=data, **SCARCE_RECIPE, **scarce_schedule(scale, epochs))
 
 

@@ -48,7 +48,7 @@ import pandas as pd
 
 __all__ = ["RISE", "MIN_EPOCHS_AFTER", "SELECT_COLUMNS", "CONVERGED", "RISING", "WARMUP", "seed_state", "relative_gain",
            "arm_state", "read_records", "arm_labels", "arm_table",
-           "untrained_members", "Training", "probe_curves", "probe_choice", "budget_note"]
+           "untrained_members", "Training"]
 
 #: a seed whose dev metric gained more than this (relative) over its last two epochs, selected at its last, is rising
 RISE = 0.01
@@ -281,48 +281,3 @@ class Training:
         # the labels are those of the whole folder (they name what tells this arm from its namesakes there)
         relabel = dict(zip(arm_labels([r for r, _ in keep]), (lbl for _, lbl in keep)))
         return table.assign(arm=table.arm.map(lambda a: relabel.get(a, a)))
-
-
-def probe_curves(records: list[Mapping[str, Any]], knobs: Iterable[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """A recipe probe's evidence (records of baseline members trained under several recipes), or any arms' dev
-    curves: one row per record and epoch (``member``, ``arm`` (:func:`arm_labels` over ``records``), ``seed``,
-    each knob, ``epoch``, ``dev`` and the ``metric`` it is) and one row per record (``member``, ``arm``, ``seed``,
-    the knobs, epochs, best epoch, dev at the best and at the last epoch, the seed's state)."""
-    knobs = list(knobs)
-    curves, rows = [], []
-    for rec, arm in zip(records, arm_labels(list(records))):
-        cfg = rec["config"]
-        col = SELECT_COLUMNS[cfg.get("select_by", "rsum")]
-        v = [float(x) for x in rec["history"][col]]
-        best = int(rec["rows"][0]["best_epoch"])
-        k = {"member": rec["member"], "arm": arm, "seed": rec["seed"], **{name: cfg.get(name, 0) for name in knobs}}
-        curves += [{**k, "epoch": e + 1, "dev": x, "metric": col} for e, x in enumerate(v)]
-        rows.append({**k, "epochs trained": len(v), "best epoch": best, "dev at best": v[best - 1],
-                     "dev at last": v[-1], "state": seed_state(v, best, _first_epoch(cfg), _warmup_end(cfg))})
-    order = ["member", *knobs, "arm", "seed"]
-    return (pd.DataFrame(curves).sort_values([*order, "epoch"]).reset_index(drop=True) if curves else pd.DataFrame(),
-            pd.DataFrame(rows).sort_values(order).reset_index(drop=True) if rows else pd.DataFrame())
-
-
-def probe_choice(table: pd.DataFrame, knob: str, tie: float = 0.01) -> Any:
-    """The recipe a probe's rule chooses from its table (:func:`probe_curves`, one member): the ``knob`` value with
-    the highest dev at the best epoch; of those within ``tie`` (relative) of it, the smallest."""
-    if not len(table):
-        raise ValueError("a probe with no records chooses nothing")
-    top = float(table["dev at best"].max())
-    return min(table.loc[table["dev at best"] >= top * (1 - tie), knob])
-
-
-def budget_note(configs: Iterable[Any]) -> str:
-    """How long a grid's arms trained, for a table's header, from their configs (:class:`~itmlib.training.train.TrainConfig`):
-    ``"lr 0.0001, at most 30 epochs, each stopping after 3 without a better dev rsum"`` with early stopping,
-    ``"lr 0.001, 15 epochs"`` without; the distinct budgets of a grid whose arms differ joined by ``" / "``."""
-    notes = []
-    for c in configs:
-        stop = f"at most {c.epochs} epochs, each stopping after {c.patience} without a better dev {c.select_by}"
-        note = f"lr {c.lr:g}, " + (stop if c.patience else f"{c.epochs} epochs")
-        if note not in notes:
-            notes.append(note)
-    if not notes:
-        raise ValueError("budget_note: no configs given")
-    return " / ".join(notes)
