@@ -22,6 +22,7 @@ and against its shuffled twin.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from typing import Collection, Iterable, Mapping, Sequence
 
@@ -35,7 +36,8 @@ from ..models.vse import VSEConfig, VSEModel
 from ..paper_numbers import paper_table
 from ..training.train import TrainConfig, TrainResult, score_batch
 
-__all__ = ["vse_config", "ablation_settings", "sam_configs", "SCARCE_ARMS", "scarce_configs", "SCARCE_RECIPE", "recipe_configs",
+__all__ = ["vse_config", "ablation_settings", "sam_configs",
+           "SAM_ALONE_SUMS_EVERY_NEGATIVE", "SCARCE_ARMS", "scarce_configs", "SCARCE_RECIPE", "recipe_configs",
            "paper_scarcity", "choose_fractions", "by_control", "scarce_schedule", "label_fractions", "sam_margin_samples",
            "summarize_margins", "trained_settings", "by_sampling", "by_triplet", "paper_method", "with_paper_columns", "fraction_setting",
            "tables45_paper", "TABLE1_ROWS", "with_table1_columns", "figure3_table", "figure3_runs", "phi_pos_variance_share",
@@ -62,6 +64,14 @@ def ablation_settings(scale: str, taus: Sequence[float], samplings: Sequence[str
     return list(itertools.product(taus, samplings, keep_triplets))
 
 
+#: SAM alone (-T, paper mode) sums its hinge over every negative for the whole run (``warmup_epochs`` = ``epochs``),
+#: the recipe its probe chose on ``tau=5 soft -T``'s dev curve (seed 0, 2,000 images, 15 epochs;
+#: ``results/04_sam/probes/``, notebook 04's probe table): under the grid's one-epoch warm-up, at lr 1e-3, 2e-4 or
+#: 1e-4, and under a 3-epoch warm-up, dev Rsum fell as soon as the hardest negative took over (best at the warm-up's
+#: last epoch); summed throughout it reached its plateau (best at epoch 9 of 15)
+SAM_ALONE_SUMS_EVERY_NEGATIVE = True
+
+
 def sam_configs(scale: str, settings: Iterable[tuple[float, str, bool]], *, data: str, epochs: int | None = None,
                 baseline: str | None = "VSE++ (no SAM)", sam_modes: Sequence[str] = ("paper",), controls: bool = False,
                 sam_warmup: bool = False, **common) -> dict[str, TrainConfig]:
@@ -70,7 +80,8 @@ def sam_configs(scale: str, settings: Iterable[tuple[float, str, bool]], *, data
     ``baseline`` (first; None: none). ``controls``: each setting also as its shuffled twin (``" shuffled"``
     appended, ``phi_control="shuffled"``). ``sam_warmup``: the settings without the triplet (-T) sum
     the SAM hinge over every negative during the warm-up, as the triplet does (with the triplet kept,
-    the triplet's warm-up already holds the model)."""
+    the triplet's warm-up already holds the model); the paper-mode -T settings (not their shuffled twins, not the
+    reference mode, whose arms were not retrained) warm up for the whole run (:data:`SAM_ALONE_SUMS_EVERY_NEGATIVE`)."""
     out = {}
     if baseline:   # first: a grid trains setting by setting, and every claim needs the baseline
         out[baseline] = vse_config(scale, epochs=epochs, loss="triplet", data=data)
@@ -83,6 +94,8 @@ def sam_configs(scale: str, settings: Iterable[tuple[float, str, bool]], *, data
             out[name] = cfg
             if controls:
                 out[name + " shuffled"] = cfg.with_sam(phi_control="shuffled")
+            if sam_warmup and not k and mode == "paper" and SAM_ALONE_SUMS_EVERY_NEGATIVE:
+                out[name] = dataclasses.replace(cfg, warmup_epochs=cfg.epochs)
     return out
 
 
