@@ -2,11 +2,12 @@
 
 import base64
 import io
+import re
 
 import nbformat
 import pytest
 
-from itmlib.course.site import build_site, check_site, page_header
+from itmlib.course.site import build_site, check_site, link_notebooks, nav_line, offline, page_header
 
 
 def _executed(stem: str, *, figure: bool, claims: bool) -> nbformat.NotebookNode:
@@ -41,6 +42,24 @@ def test_page_header_says_scale_seeds_date_version():
     nb = _executed("08_teran", figure=False, claims=False)
     nb.metadata["papermill"]["parameters"] |= {"n_seeds": 2, "headline_seeds": 5}
     assert "seed(s) 0-1 (0-4 for the headline claims' models)" in page_header(nb)
+    del nb.metadata["papermill"]["end_time"]           # an executed copy keeps no wall-clock time: no date, no "unknown"
+    assert "finished" not in page_header(nb) and "unknown" not in page_header(nb)
+
+
+def test_a_page_loads_nothing_from_the_network_and_links_its_neighbours():
+    html = ('<script src="https://cdnjs.cloudflare.com/ajax/libs/require.js/2.1.10/require.min.js"></script>'
+            '<script type="text/x-mathjax-config">MathJax.Hub.Config({});</script>'
+            '<link rel="stylesheet" href="https://cdn.example.org/x.css"/><!-- Load mathjax -->'
+            '<script type="module">await import("https://cdn.example.org/mermaid.mjs");</script>'
+            '<script>var local = 1;</script><p>kept</p>')
+    assert offline(html) == "<script>var local = 1;</script><p>kept</p>"
+    stems = ["00_data_tour", "01_recall_metrics", "02_semantic_metrics"]
+    assert nav_line(stems, 0) == "[index](index.html) · next: [01_recall_metrics](01_recall_metrics.html)"
+    assert nav_line(stems, 1) == ("[index](index.html) · previous: [00_data_tour](00_data_tour.html) · "
+                                  "next: [02_semantic_metrics](02_semantic_metrics.html)")
+    md = "see `00_data_tour` and `02_semantic_metrics.ipynb`, not `08_teran` or [`00_data_tour`](x)"
+    assert link_notebooks(md, stems) == ("see [`00_data_tour`](00_data_tour.html) and [`02_semantic_metrics`](02_semantic_metrics.html),"
+                                         " not `08_teran` or [`00_data_tour`](x)")
 
 
 def test_site_pages_keep_figures_and_claims_and_check_site_finds_what_is_missing(tmp_path):
@@ -55,6 +74,8 @@ def test_site_pages_keep_figures_and_claims_and_check_site_finds_what_is_missing
     assert 'src="data:image/png;base64,' in html and "Executed at scale" in html     # one self-contained file
     index = pages[0].read_text()
     assert 'href="04_sam.html"' in index and 'href="08_teran.html"' in index
+    assert 'href="index.html"' in html and 'href="08_teran.html"' in html                # back to the index, on to the next
+    assert not re.search(r'(src|href)="https?://', html.split("<body", 1)[0]) and "mathjax" not in html.lower()   # no CDN
     assert check_site(tmp_path / "site") == {"08_teran.html": ["no claims table (a table with a 'verdict' column)"]}
     with pytest.raises(FileNotFoundError, match="make tables"):
         build_site(tmp_path / "nothing", tmp_path / "site2")

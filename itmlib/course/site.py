@@ -65,9 +65,45 @@ def page_header(nb: nbformat.NotebookNode) -> str:
     more = int(params.get("headline_seeds", 0) or 0)
     if more > n:
         seeds += f" ({first}-{first + more - 1} for the headline claims' models)"
-    date = str(pm.get("end_time") or pm.get("start_time") or "unknown")[:19].replace("T", " ")
-    return (f"> **Executed at scale `{scale}`, seed(s) {seeds}, finished {date} UTC, itmlib {__version__}.** "
+    end = pm.get("end_time")   # an executed copy keeps no wall-clock time (its rerun must write the same bytes)
+    date = f"finished {str(end)[:19].replace('T', ' ')} UTC, " if end else ""
+    return (f"> **Executed at scale `{scale}`, seed(s) {seeds}, {date}itmlib {__version__}.** "
             f"Parameters: `{', '.join(f'{k}={v}' for k, v in params.items()) or 'defaults'}`.")
+
+
+#: a script or style sheet the page would fetch from the network (nbconvert's template loads require.js and MathJax)
+_REMOTE = re.compile(r'<script\b[^>]*\bsrc="https?://[^"]*"[^>]*>\s*</script>|<link\b[^>]*\bhref="https?://[^"]*"[^>]*/?>', re.I)
+#: nbconvert's inline MathJax set-up (the equations are MathML already: no MathJax is loaded)
+_MATHJAX_CONFIG = re.compile(r'<script\b[^>]*type="text/x-mathjax-config"[^>]*>.*?</script>', re.S | re.I)
+
+
+#: an inline script that fetches code from the network when it runs (the lab template's mermaid loader)
+_FETCHING = re.compile(r"<script\b[^>]*>(?:(?!</script>).)*?https?://(?:(?!</script>).)*</script>", re.S | re.I)
+_MATHJAX_NOTE = re.compile(r"<!--[^>]*mathjax[^>]*-->", re.I)
+
+
+def offline(html: str) -> str:
+    """A page that loads nothing from the network: every remote script and style sheet, every inline script that
+    would fetch one, and MathJax's set-up removed."""
+    for pattern in (_REMOTE, _MATHJAX_CONFIG, _FETCHING, _MATHJAX_NOTE):
+        html = pattern.sub("", html)
+    return html
+
+
+def nav_line(stems: list[str], i: int) -> str:
+    """The Markdown line that leads from page ``i`` of ``stems`` to the index and its neighbours."""
+    parts = ["[index](index.html)"]
+    if i > 0:
+        parts.append(f"previous: [{stems[i - 1]}]({stems[i - 1]}.html)")
+    if i + 1 < len(stems):
+        parts.append(f"next: [{stems[i + 1]}]({stems[i + 1]}.html)")
+    return " · ".join(parts)
+
+
+def link_notebooks(markdown: str, stems: list[str]) -> str:
+    """Each mention of a course notebook in backticks (`` `05_sam_reduced_data` ``) as a link to its page."""
+    names = "|".join(map(re.escape, stems))
+    return re.sub(rf"(?<!\[)`({names})(?:\.ipynb)?`", lambda m: f"[`{m.group(1)}`]({m.group(1)}.html)", markdown) if stems else markdown
 
 
 def _export(nb: nbformat.NotebookNode) -> str:
@@ -77,7 +113,7 @@ def _export(nb: nbformat.NotebookNode) -> str:
     exporter.exclude_input_prompt = True
     exporter.exclude_output_prompt = True
     body, _ = exporter.from_notebook_node(nb)
-    return body
+    return offline(body)
 
 
 def _executed_path(src: Path, stem: str) -> Path | None:
@@ -111,19 +147,24 @@ def build_site(executed_dir: str | os.PathLike[str] = "results", out_dir: str | 
     table = all_claims(res) if any(res.glob("*/claims.csv")) else None
     out.mkdir(parents=True, exist_ok=True)
     pages, rows = [], []
-    for path in found:
+    stems = [p.stem for p in found]
+    for k, path in enumerate(found):
         nb = nbformat.read(path, as_version=4)
         for c in nb.cells:
             if c.cell_type == "markdown":
-                c.source = math_to_mathml(c.source)
+                c.source = link_notebooks(math_to_mathml(c.source), stems)
         head = page_header(nb)
-        nb.cells.insert(0, nbformat.v4.new_markdown_cell(head))
+        nb.cells.insert(0, nbformat.v4.new_markdown_cell(nav_line(stems, k) + "\n\n" + head))
+        nb.cells.append(nbformat.v4.new_markdown_cell(nav_line(stems, k)))
         page = out / f"{path.stem}.html"
         page.write_text(_export(nb), encoding="utf-8")
         pages.append(page)
         title = next((c.source.splitlines()[0].lstrip("# ") for c in nb.cells[1:] if c.cell_type == "markdown"), path.stem)
         mine = table[table.notebook == path.stem] if table is not None else None
-        found_ = _verdict_counts(mine[claim_kinds(mine) == "paper"]) if mine is not None and len(mine) else "no claims judged"
+        found_ = _verdict_counts(mine[claim_kinds(mine) == "paper"]) if mine is not None and len(mine) else ""
+        if not found_ and mine is not None and len(mine):   # no paper claim: its checks or controls, counted
+            found_ = "; ".join(f"{n} {k}{'s' if n > 1 else ''}" for k, n in claim_kinds(mine).value_counts().items())
+        found_ = found_ or "no claims judged"
         rows.append(f"| [{path.stem}]({page.name}) | {title} | {found_} | {head.split('**')[1].rstrip('.')} |")
     missing = [n for n in NOTEBOOKS if _executed_path(src, n) is None]
     papers = ""
@@ -164,6 +205,10 @@ def check_site(out_dir: str | os.PathLike[str] = "runs/site") -> dict[str, list[
             miss.append("no embedded figure")
         if page.stem in CLAIM_NOTEBOOKS and not re.search(r"<table[^>]*>(?:(?!</table>).)*verdict", html, re.S):
             miss.append("no claims table (a table with a 'verdict' column)")
+        if 'href="index.html"' not in html:
+            miss.append("no link to the index")
+        if _REMOTE.search(html) or _FETCHING.search(html) or "mathjax" in html.lower():
+            miss.append("loads a script or style from the network")
         if miss:
             problems[page.name] = miss
     return problems
