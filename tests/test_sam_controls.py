@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from itmlib.papers.ncs_sam import (by_control, by_sampling, choose_fractions, label_fractions, paper_method, paper_scarcity,
+from itmlib.papers.ncs_sam import (by_control, by_sampling, by_triplet, choose_fractions, label_fractions, paper_method, paper_scarcity,
                                    sam_configs, scarce_configs, scarce_schedule, vse_config)
 from itmlib.training.train import config_hash
 
@@ -68,6 +68,15 @@ def test_pooled_claims_leave_out_the_settings_whose_arms_did_not_train():
     assert whole["soft"] == 5.5 and whole["random"] == 7.5                      # (10 + 1) / 2, (6 + 9) / 2
     kept = by_sampling(runs, grid, untrained={"tau=5 soft -T"}).set_index("method")
     assert kept.nsum["soft"] == 10.0 and kept.nsum["random"] == 6.0 and kept.members["random"] == "tau=5 random +T"
+    # a setting one of whose arms lacks a seed the others have (a grid cut off part-way) goes too
+    two = pd.concat([runs, runs.assign(seed=1)], ignore_index=True)
+    two = two[~((two.method == "tau=5 random -T") & (two.seed == 1))]
+    cut = by_sampling(two, grid).set_index(["method", "seed"]).nsum
+    assert cut[("soft", 1)] == 10.0 and cut[("random", 0)] == 6.0
+    # keep the triplet: only the (tau, sampling) settings run both ways and trained
+    trip = by_triplet(runs, grid, untrained={"tau=5 soft -T"}).set_index("method")
+    assert trip.nsum["SAM + triplet"] == 6.0 and trip.nsum["SAM alone"] == 9.0          # random's pair alone
+    assert trip.members["SAM alone"] == "tau=5 random -T"
 
 
 def test_paper_scarcity_and_the_fraction_choice_by_hand():

@@ -239,13 +239,18 @@ def by_control(runs: pd.DataFrame, configs: dict[str, TrainConfig],
 
 
 def trained_settings(sam: pd.DataFrame, untrained: Collection[str], by: Sequence[str]) -> pd.DataFrame:
-    """``sam`` (runs with their settings) without every group of ``by`` holding a method in ``untrained``: a mean
-    over settings compares like with like only over the settings each of whose arms trained (a -T setting whose
-    soft arm was selected at epoch 1 leaves the soft-vs-random mean whole, random's -T arm included)."""
-    if not len(untrained) or sam.empty:
+    """``sam`` (runs with their settings) without every group of ``by`` holding a method in ``untrained`` or a method
+    that lacks one of the table's seeds: a mean over settings compares like with like only over the settings each of
+    whose arms trained on every seed (a -T setting whose soft arm was selected at epoch 1 leaves the soft-vs-random
+    mean whole, random's -T arm included)."""
+    if sam.empty:
         return sam
-    bad = sam.groupby(list(by))["method"].transform(lambda m: m.isin(list(untrained)).any())
-    return sam[~bad.astype(bool)]
+    bad = sam.groupby(list(by))["method"].transform(lambda m: m.isin(list(untrained)).any()).astype(bool)
+    if "seed" in sam:   # and each setting an arm of which lacks a seed the others have (a grid cut off part-way)
+        seeds = sam.seed.nunique()
+        short = sam.groupby("method")["seed"].transform("nunique") < seeds
+        bad |= short.groupby([sam[k] for k in by]).transform("any").astype(bool)
+    return sam[~bad]
 
 
 def _pooled(runs: pd.DataFrame, by: list[str], metrics: Sequence[str]) -> pd.DataFrame:
@@ -272,10 +277,14 @@ def by_sampling(runs: pd.DataFrame, configs: dict[str, TrainConfig], keep: Seque
 
 
 def by_triplet(runs: pd.DataFrame, configs: dict[str, TrainConfig],
-               metrics: Sequence[str] = ("rsum", "nsum")) -> pd.DataFrame:
-    """Per seed: the mean of ``metrics`` over every SAM setting with the triplet kept
-    (method "SAM + triplet") and without it ("SAM alone") - Table 4's complementarity claim."""
+               metrics: Sequence[str] = ("rsum", "nsum"), untrained: Collection[str] = ()) -> pd.DataFrame:
+    """Per seed: the mean of ``metrics`` over the SAM settings with the triplet kept (method "SAM + triplet") and
+    without it ("SAM alone") - Table 4's complementarity claim - over the (tau, sampling) settings run both ways
+    whose arms trained (:func:`trained_settings`), so the two means pair like with like."""
     sam = runs.merge(_settings_frame(configs), on="method").assign(members=lambda d: d.method)
+    sam = trained_settings(sam, untrained, ["tau", "sampling"])
+    both = sam.groupby(["tau", "sampling"])["keep_triplet"].transform("nunique") == 2
+    sam = sam[both.astype(bool)]
     out = _pooled(sam, ["seed", "keep_triplet"], metrics)
     out["method"] = out.keep_triplet.map({True: "SAM + triplet", False: "SAM alone"})
     return out.drop(columns="keep_triplet")
