@@ -484,3 +484,27 @@ def test_every_committed_notebook_is_valid_nbformat():
     assert paths
     for p in paths:
         nbformat.validate(nbformat.read(p, as_version=4))   # raises ValidationError naming the problem
+
+
+def _help_lines(path: Path) -> dict[str, str]:
+    cells = json.loads(path.read_text())["cells"]
+    src = next("".join(c["source"]) for c in cells if "parameters" in c.get("metadata", {}).get("tags", []))
+    return {ln.split(":", 1)[0].strip(): ln.split("#", 1)[1] for ln in src.splitlines() if "#" in ln and ":" in ln.split("#")[0]}
+
+
+@pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
+def test_parameter_help_quotes_the_committed_scale_and_the_measured_time(path: Path):
+    """Help that says what `make tables` uses matches ci/medium.yaml; a smoke time it quotes is within 2x of the
+    smoke run's measured seconds (tests/conftest.py's NOTEBOOK_SECONDS)."""
+    from conftest import NOTEBOOK_SECONDS
+
+    medium = {**scale_overrides("medium").get("all", {}), **scale_overrides("medium").get(path.stem, {})}
+    for name, help_ in _help_lines(path).items():
+        if m := re.search(r"make tables uses (\d+)", help_):
+            assert medium.get(name) == int(m.group(1)), f"{path.stem} {name}: help says {m.group(0)}, ci/medium.yaml {medium.get(name)}"
+        if m := re.search(r"make tables(?: at medium)?: ([\d.]+)", help_):
+            assert float(medium.get(name)) == float(m.group(1)), f"{path.stem} {name}: help says {m.group(0)}"
+        if name == "scale" and (m := re.search(r'"smoke" \([^)]*?~(\d+) (s|min)', help_)):
+            quoted = int(m.group(1)) * (60 if m.group(2) == "min" else 1)
+            measured = NOTEBOOK_SECONDS[path.stem]
+            assert measured / 2 <= quoted <= 2 * measured, f"{path.stem}: help says ~{m.group(1)} {m.group(2)}, measured {measured} s"
