@@ -4,9 +4,10 @@ by a claim's stated rule (never by our results)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .registry import Claim
+if TYPE_CHECKING:   # a type only: registry imports this module to check each claim's cells
+    from .registry import Claim
 
 __all__ = ["paper_side", "paper_cells", "paper_ratio", "ratio_threshold", "rule_margin"]
 
