@@ -177,7 +177,7 @@ def test_probe_curves_lay_out_each_recipe_by_hand():
     recs = [_rec("ANG", 0, [52.0, 80.8, 81.0, 81.2], 4, lr=1e-4), _rec("ANG", 0, [83.0, 78.0, 70.0, 59.0], 1, lr=1e-3)]
     curves, t = probe_curves(recs, ["lr", "warmup_epochs"])
     assert len(curves) == 8 and list(curves.lr.unique()) == [1e-4, 1e-3]
-    assert list(t.state) == ["plateaued", "selected at its first epoch"]
+    assert list(t.state) == ["plateaued", "selected at its first selectable epoch"]
     assert list(t["dev at best"]) == [81.2, 83.0] and list(t["dev at last"]) == [81.2, 59.0]
     # any arms' curves: each record's arm label and seed, the metric its config selects by
     recs.append(_rec("ANG", 1, [50.0, 79.0], 2, lr=1e-4, epochs=4))   # stopped early under the same budget

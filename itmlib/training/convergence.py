@@ -13,7 +13,7 @@ its config's ``select_by``); with E epochs trained, best (selected) epoch b and 
 * **still rising** when it was selected at its last epoch and its dev metric gained more than
   :data:`RISE` = 1% over the last two epochs, ``(v_E - v_{E-2}) / |v_{E-2}| > 0.01``: a curve still climbing
   that fast has not reached its plateau, and the next epochs would move the model the claim judges;
-* **selected at its first epoch** when b = f and it trained at least :data:`MIN_EPOCHS_AFTER` = 4 epochs
+* **selected at its first selectable epoch** when b = f and it trained at least :data:`MIN_EPOCHS_AFTER` = 4 epochs
   from f: dev fell from the first selectable epoch on, so the recipe did not train (collapse, or an lr that
   overshoots);
 * **selected in its warm-up** when its recipe warms up for W >= 2 epochs before the hardest negatives
@@ -56,7 +56,7 @@ RISE = 0.01
 MIN_EPOCHS_AFTER = 4
 #: the history column of each ``select_by``
 SELECT_COLUMNS = {"rsum": "dev_rsum", "nsum": "dev_nsum", "ndcg": "dev_ndcg_sum"}
-CONVERGED, RISING, PLATEAU, FIRST = "converged", "still rising", "plateaued", "selected at its first epoch"
+CONVERGED, RISING, PLATEAU, FIRST = "converged", "still rising", "plateaued", "selected at its first selectable epoch"
 WARMUP = "selected in its warm-up"
 
 
@@ -71,7 +71,7 @@ def relative_gain(values: Iterable[float]) -> float:
 
 
 def seed_state(values: Iterable[float], best_epoch: int, first_epoch: int = 1, warmup_end: int = 0) -> str:
-    """``"still rising"``, ``"selected at its first epoch"``, ``"selected in its warm-up"`` or ``"plateaued"`` for
+    """``"still rising"``, ``"selected at its first selectable epoch"``, ``"selected in its warm-up"`` or ``"plateaued"`` for
     one seed's dev curve ``values`` (epoch 1 first), its selected epoch, its first selectable epoch and the last
     epoch of a warm-up of two or more epochs before the hardest negatives (0: none; module docstring)."""
     v = [float(x) for x in values]
