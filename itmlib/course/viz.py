@@ -89,14 +89,19 @@ def draw_word_grounding(ax: Any, ds: ITMDataset, caption: int, rows: Any, *, siz
     image = int(ds.img_of_caption[caption])
     ax.imshow(np.asarray(ds.render(image, size)))
     ax.set_axis_off()
+    import textwrap
+
     colors = ["tab:red", "tab:blue", "tab:green", "tab:orange", "tab:purple", "tab:brown", "tab:pink", "tab:olive"]
+    stacked: dict[int, int] = {}   # labels already at a region: the next goes below them, never on top
     for k, (w, slot, cos) in enumerate(rows):
         x1, y1, x2, y2 = (float(v) * (size - 1) for v in ds.boxes[image, int(slot)])
         c = colors[k % len(colors)]
+        j = stacked.get(int(slot), 0)
+        stacked[int(slot)] = j + 1
         ax.add_patch(Rectangle((x1, y1), x2 - x1, y2 - y1, fill=False, lw=1.5, ec=c))
-        ax.text(x1 + 2, y1 + 9 + 9 * (k % 3), f"{w} {cos:.2f}", fontsize=6, color=c,
-                bbox=dict(fc="white", alpha=0.7, lw=0, pad=0.5))
-    ax.set_title(ds.captions[caption], fontsize=7)
+        ax.text(x1 + 2, min(y1 + 12 + 13 * j, size - 4), f"{w} {cos:.2f}", fontsize=8, color=c,
+                bbox=dict(fc="white", alpha=0.8, lw=0, pad=0.6))
+    ax.set_title("\n".join(textwrap.wrap(ds.captions[caption], 48)), fontsize=8)
 
 
 def show_word_grounding(ax: Any, ds: ITMDataset, caption: int, regions: Any, region_mask: Any, words: Any,
