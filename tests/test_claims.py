@@ -80,6 +80,15 @@ def test_judge_claims_keeps_every_claim_and_says_what_was_not_run():
     # ours in the paper's columns beside its "65.0/77.7 vs 51.9/63.7": t2i 32 + mean(s) = 34, i2t 42 - 2 = 40
     assert five_t.loc["teran_beats_tern", "ours (model vs baseline)"] == "34/40 vs 32/38"
     assert five_t.loc["teran_beats_tern", "paper (model vs baseline)"].startswith("65.0/77.7 vs 51.9/63.7")
+    # judged on another metric (Rsum), the cell shows that metric: it and the difference never disagree
+    import dataclasses
+
+    from itmlib.claims import claim
+
+    on_rsum = dataclasses.replace(claim("teran_beats_tern"), metric="rsum")
+    row = judge_claims("08_teran", _both(_teran_runs(["TERN (global)", "TERAN mwsr", "TERAN mrsw"], seeds=range(5))),
+                       claims=[on_rsum]).iloc[0]
+    assert row["ours (model vs baseline)"] == "322 vs 302" and row.difference == 20.0
     assert v["teran_shared_weights_same"] == "not run (TERAN mrsw Shared-W absent)"
     assert v["tern_mrsw_test_collapses"] == "not run (TERN (global) mrsw Test absent)"
     # a claim on some rows of an empty table names the rows in words, not as a raw mapping

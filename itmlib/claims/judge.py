@@ -36,7 +36,8 @@ def _ours_as_the_paper(c: Any, runs: pd.DataFrame, model: str, baseline: str) ->
     paper's "65.0/77.7 vs 57.5/70.8"): the arms' means over the seeds both ran; "" where it quotes one column or
     the rows lack one of them."""
     cols = (c.paper_cells or {}).get("column")
-    if not isinstance(cols, list) or len(cols) < 2 or not all(k in runs for k in cols) or not baseline:
+    if not isinstance(cols, list) or set(cols) != set(DERIVED_METRICS.get(c.metric, ())) or not all(k in runs for k in cols) \
+            or not baseline:   # shown only where the judged metric is their sum: the cell and the difference agree
         return ""
     m, b = runs[runs.method == model], runs[runs.method == baseline]
     if "seed" in runs:
