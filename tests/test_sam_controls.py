@@ -52,6 +52,20 @@ def test_by_control_means_over_twinned_settings_by_hand():
     assert by_sampling(_runs_04(), cfgs, mode="reference").set_index(["method", "seed"]).nsum[("soft", 0)] == 100.0
 
 
+def test_a_setting_retrained_under_another_recipe_than_its_shuffled_arm_is_no_control_pair():
+    # with sam_warmup the paper-mode -T setting sums over every negative; its shuffled arm kept the grid's warm-up
+    cfgs = sam_configs("smoke", [(5, "soft", True), (5, "hard", False)], data="w", controls=True, sam_warmup=True)
+    assert cfgs["tau=5 hard -T"].warmup_epochs == cfgs["tau=5 hard -T"].epochs != cfgs["tau=5 hard -T shuffled"].warmup_epochs
+    t = by_control(_runs_04(), cfgs).set_index(["sam_mode", "method", "seed"])
+    assert t.nsum[("paper", "SAM", 0)] == 10.0 and t.nsum[("paper", "SAM shuffled", 1)] == 8.0     # the +T pair alone
+    assert t.members[("paper", "SAM shuffled", 0)] == "tau=5 soft +T shuffled"
+    # a setting whose shuffled arm has no rows is no pair either
+    runs = _runs_04()
+    t = by_control(runs[runs.method != "tau=5 hard -T shuffled"], sam_configs(
+        "smoke", [(5, "soft", True), (5, "hard", False)], data="w", controls=True)).set_index(["sam_mode", "method", "seed"])
+    assert t.members[("paper", "SAM", 0)] == "tau=5 soft +T"
+
+
 def test_pooled_claims_leave_out_the_settings_whose_arms_did_not_train():
     cfgs = sam_configs("smoke", [(5, "soft", True), (5, "hard", False)], data="w", controls=True)
     # the -T setting's shuffled twin did not train: the control table pools the +T setting alone, on both sides

@@ -226,9 +226,14 @@ def by_control(runs: pd.DataFrame, configs: dict[str, TrainConfig],
     arm in ``untrained`` (its own or its twin's) is left out (:func:`trained_settings`)."""
     cols = ["seed", "sam_mode", "method", *metrics, "members"]
     st = _settings_frame(configs, control=None, mode=None)
-    twins = set(st.method[st.phi_control == "shuffled"])
+    # a twin is the SAM setting with its margins shuffled and nothing else changed (the -T settings retrained under
+    # their own recipe are no longer twins of their shuffled arms, which kept the grid's)
+    twins = {m for m in st.method[st.phi_control == "shuffled"]
+             if configs[m] == configs[m[: -len(" shuffled")]].with_sam(phi_control="shuffled")}
     st = st[st.method.isin(twins) | st.method.map(lambda m: f"{m} shuffled" in twins)]
-    sam = trained_settings(runs.merge(st, on="method"), untrained, ["tau", "sampling", "keep_triplet", "sam_mode"])
+    by = ["tau", "sampling", "keep_triplet", "sam_mode"]
+    sam = trained_settings(runs.merge(st, on="method"), untrained, by)
+    sam = sam[(sam.groupby(by)["phi_control"].transform("nunique") == 2).astype(bool)]   # both halves of the pair ran
     if sam.empty:
         return pd.DataFrame(columns=cols)
     sam = sam.assign(members=sam.method, method=sam.phi_control.map({"none": "SAM", "shuffled": "SAM shuffled"}))
