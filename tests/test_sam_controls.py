@@ -87,6 +87,9 @@ def test_pooled_claims_leave_out_the_settings_whose_arms_did_not_train():
     two = two[~((two.method == "tau=5 random -T") & (two.seed == 1))]
     cut = by_sampling(two, grid).set_index(["method", "seed"]).nsum
     assert cut[("soft", 1)] == 10.0 and cut[("random", 0)] == 6.0
+    # no setting trained (a smoke run's two epochs): every one stays, and the claim's gate names the arms' states
+    every = {"tau=5 soft +T", "tau=5 random +T", "tau=5 soft -T", "tau=5 random -T"}
+    assert by_sampling(runs, grid, untrained=every).set_index("method").nsum["soft"] == 5.5
     # keep the triplet: only the (tau, sampling) settings run both ways and trained
     trip = by_triplet(runs, grid, untrained={"tau=5 soft -T"}).set_index("method")
     assert trip.nsum["SAM + triplet"] == 6.0 and trip.nsum["SAM alone"] == 9.0          # random's pair alone
