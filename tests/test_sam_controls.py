@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from itmlib.papers.ncs_sam import (by_control, by_sampling, by_triplet, choose_fractions, label_fractions, paper_method, paper_scarcity,
-                                   sam_configs, scarce_configs, scarce_schedule, vse_config)
+                                   sam_configs, scarce_budgets, scarce_configs, scarce_schedule, vse_config)
 from itmlib.training.train import config_hash
 
 
@@ -126,6 +126,17 @@ def test_scarce_configs_differ_by_their_margins_alone():
     with pytest.raises(ValueError, match="arm"):
         scarce_configs("smoke", ["SAM"], data="w", warmup_epochs=0)
     assert paper_method("VSE++ + SAM shuffled") is None and paper_method("VSE++ + SAM") == "CVSE+SAM"
+
+
+def test_scarce_budgets_give_larger_fractions_as_many_steps_without_the_warm_up():
+    # 240 epochs at 0.02 are 4.8 passes over the training set; 0.08 takes them in 60, 0.04 in 120, 0.5 in 10 -> 60
+    got = scarce_budgets("medium", [0.08, 0.02, 0.04, 0.5], 0, 60, 240)
+    assert got == [({"epochs": 240, "lr_decay_epochs": 120}, [0.02]), ({"epochs": 120, "lr_decay_epochs": 60}, [0.04]),
+                   ({"epochs": 60, "lr_decay_epochs": 30}, [0.08, 0.5])]
+    assert scarce_budgets("medium", [0.02, 0.08], 1, 60, 240) == [({"epochs": 60, "lr_decay_epochs": 30}, [0.02, 0.08])]
+    assert scarce_budgets("medium", [0.02], 0, 60) == [({"epochs": 60, "lr_decay_epochs": 30}, [0.02])]
+    with pytest.raises(ValueError, match="no fractions"):
+        scarce_budgets("medium", [], 0)
 
 
 def test_the_recipe_notebook_10_reuses_is_05s_defaults():

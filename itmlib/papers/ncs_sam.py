@@ -38,7 +38,7 @@ from ..training.train import TrainConfig, TrainResult, score_batch
 
 __all__ = ["vse_config", "ablation_settings", "sam_configs",
            "SAM_ALONE_SUMS_EVERY_NEGATIVE", "SCARCE_ARMS", "scarce_configs", "SCARCE_RECIPE", "recipe_configs",
-           "paper_scarcity", "choose_fractions", "by_control", "scarce_schedule", "label_fractions", "sam_margin_samples",
+           "paper_scarcity", "choose_fractions", "by_control", "scarce_schedule", "scarce_budgets", "label_fractions", "sam_margin_samples",
            "summarize_margins", "trained_settings", "by_sampling", "by_triplet", "paper_method", "with_paper_columns", "fraction_setting",
            "tables45_paper", "TABLE1_ROWS", "with_table1_columns", "figure3_table", "figure3_runs", "phi_pos_variance_share",
            "positives_evaluator"]
@@ -365,6 +365,27 @@ def scarce_schedule(scale: str, epochs: int | None = None) -> dict[str, int]:
     sc = get_scale(scale)
     n = epochs or (sc.epochs if sc.name == "smoke" else 2 * sc.epochs)
     return {"epochs": n, "lr_decay_epochs": max(n // 2, 1)}
+
+
+def scarce_budgets(scale: str, fractions: Sequence[float], warmup_epochs: int, epochs: int | None = None,
+                   no_warmup_epochs: int = 0) -> list[tuple[dict[str, int], list[float]]]:
+    """Each fraction's schedule under one recipe, grouped: ``[(schedule, fractions), ...]``, smallest fraction
+    first. A recipe with a warm-up, or ``no_warmup_epochs`` 0, trains every fraction for :func:`scarce_schedule`'s
+    ``epochs``. Without the warm-up the smallest fraction trains ``no_warmup_epochs`` (the probe on the F-10%
+    baseline's dev curve chose 240 at medium) and a larger fraction f as many optimiser steps,
+    ``round(no_warmup_epochs * f_min / f)`` epochs, never fewer than ``epochs``: F-25%'s 4x the images at 60
+    epochs take the steps F-10%'s take at 240."""
+    fs = sorted({float(f) for f in fractions})
+    if not fs:
+        raise ValueError("scarce_budgets: no fractions given")
+    if no_warmup_epochs < 0:
+        raise ValueError(f"no_warmup_epochs must be 0 (as epochs) or a number of epochs, got {no_warmup_epochs}")
+    base = scarce_schedule(scale, epochs)["epochs"]
+    groups: dict[int, list[float]] = {}
+    for f in fs:
+        n = max(base, round(no_warmup_epochs * fs[0] / f)) if warmup_epochs == 0 and no_warmup_epochs else base
+        groups.setdefault(n, []).append(f)
+    return [(scarce_schedule(scale, n), group) for n, group in groups.items()]
 
 
 def label_fractions(fractions: Sequence[float], settings: Sequence[str] | Mapping[str, float] = ("F-10%", "F-25%")) -> pd.DataFrame:
