@@ -57,6 +57,11 @@ def test_compare_settings_pairs_seeds_and_judges_by_hand(tmp_path):
         compare_settings("99_toy", {"method": "base"}, {"method": "new"}, results_dir=str(tmp_path))
     states = arm_training("99_toy", results_dir=str(tmp_path)).set_index("arm").state
     assert states["new@1[tau=2]"] == "still rising" and states["new@1[tau=1]"] == "converged"
+    # a claim whose longer probe showed its baseline still rising: the explorer says what the claims table says
+    (tmp_path / "99_toy" / "claims.csv").write_text("# table: 99_toy/claims\nid,baseline_arms,training\n"
+                                                    "c,base@1;new@1[tau=1],rising past its budget (probed: x); converged\n")
+    states = arm_training("99_toy", results_dir=str(tmp_path)).set_index("arm").state
+    assert states["base@1"] == states["new@1[tau=1]"] == "rising past its budget" and states["new@1[tau=2]"] == "still rising"
 
 
 def test_outside_a_front_end_the_explorer_is_a_readable_table(capsys):
