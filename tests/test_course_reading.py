@@ -156,3 +156,25 @@ def test_the_rule_has_one_wording_everywhere_a_reader_meets_it():
         assert RULE in flat, f"{where} words the rule its own way"
         assert not re.search(r"inconclusive\W[^.]{0,40}(below|fewer than) 3 seeds", flat), f"{where}: below 3 seeds is 'not judged'"
     assert "+ RULE +" in (ROOT / "itmlib" / "course" / "site.py").read_text(), "the site's index words the rule from RULE"
+
+
+def test_figures_fit_the_page_with_fonts_of_at_least_8_points():
+    """A figure wider than 9.5 in (950 px at the notebooks' 100 dpi) is shrunk to the site's 954-px column, and
+    its fonts with it: every literal figure width in the notebooks and the package stays within 9.5 in, a width
+    computed from a panel count is capped with ``min(9.5, ...)``, and no text is set below 8 pt."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    sources = {p.name: "".join("".join(c["source"]) for c in json.loads(p.read_text())["cells"] if c["cell_type"] == "code")
+               for p in sorted((root / "notebooks").glob("*.ipynb"))}
+    sources |= {p.name: p.read_text() for p in sorted((root / "itmlib").rglob("*.py"))}
+    for name, src in sources.items():
+        for m in re.finditer(r"figsize=\(([^,]+),", src):
+            width = m.group(1).strip()
+            if re.fullmatch(r"[\d.]+", width):
+                assert float(width) <= 9.5, f"{name}: figsize width {width} in is shrunk on the page"
+            else:
+                assert width.startswith("min(9.5") or "ax_width" in width, f"{name}: figure width {width} has no cap"
+        small = re.findall(r"(?:fontsize|labelsize)=([0-7](?:\.\d+)?)\b", src)
+        assert not small, f"{name}: text set at {small} pt (at least 8)"

@@ -1,5 +1,5 @@
 """What the course concluded, drawn from the committed claims tables (:func:`itmlib.course.summary.all_claims`):
-notebook @@09's interval plot (:func:`verdict_plot`) and findings (:func:`findings_markdown`), the
+notebook 10's interval plot (:func:`verdict_plot`) and findings (:func:`findings_markdown`), the
 README's per-paper lines (:func:`write_conclusions`), and re-judging a committed claims table by the
 interval rule without its run tables (:func:`rejudge_committed`, ``python -m itmlib.course.conclusions NOTEBOOK ...``).
 """
@@ -59,22 +59,21 @@ def verdict_plot(table: pd.DataFrame, *, ax_width: float = 4.6):
             if np.isfinite(r.paper_):
                 ax.plot([r.paper_], [yi], "|", color="black", ms=9, mew=1.5)
         ax.axvline(0, color="grey", lw=0.8)
-        ax.set_yticks(y, [(("★ " if h else "") + (c if len(c) <= 60 else c[:57] + "...")) for c, h in zip(g.claim, g.headline)],
-                      fontsize=7)
+        ax.set_yticks(y, [("★ " if h else "") + i for i, h in zip(g.id, g.headline)], fontsize=8)   # ids: distinct, short
         ax.set_xscale("symlog", linthresh=0.1, linscale=0.6)
         lo, hi = ax.get_xlim()
         ticks = [x for x in (-10, -1, -0.1, 0, 0.1, 1, 10) if lo <= x <= hi]
         ax.set_xticks(ticks, [f"{x:+.0%}" if x else "0" for x in ticks])
         ax.minorticks_off()
-        ax.set_title(paper, fontsize=8, loc="left")
-        ax.tick_params(axis="x", labelsize=7)
+        ax.set_title(paper, fontsize=9, loc="left")
+        ax.tick_params(axis="x", labelsize=8)
     axes[-1, 0].set_xlabel("(new - baseline) / |baseline|, the paper's way to the right  (95% CI; | = the paper)", fontsize=8)
     from matplotlib.lines import Line2D
 
-    handles = [Line2D([], [], color=VERDICT_COLOURS[k], lw=2.5, label=k) for k in ("holds", "does not hold", "inconclusive")]
+    handles = [Line2D([], [], color=VERDICT_COLOURS[k], lw=2.5, label=k) for k in ("holds", "does not hold", "inconclusive", "not judged")]
     handles.append(Line2D([], [], color="black", marker="|", ls="", ms=9, label="the paper's effect"))
-    axes[0, 0].legend(handles=handles, fontsize=7, loc="lower right", frameon=True)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.45 / fig.get_figheight()))   # room above the panels for the legend
+    fig.legend(handles=handles, fontsize=8, loc="upper center", ncol=len(handles), frameon=False)   # over no data
     return fig
 
 

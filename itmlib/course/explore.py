@@ -311,7 +311,7 @@ class Explorer:
                     except ValueError:
                         pass
                 if ax.get_legend_handles_labels()[0]:
-                    ax.legend(fontsize=6)
+                    ax.legend(fontsize=8)
                 plt.show()
 
     def _train(self) -> None:

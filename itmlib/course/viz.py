@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
 import numpy as np
@@ -26,7 +27,7 @@ def show_regions(ax: Any, ds: ITMDataset, image: int, *, title: str | None = Non
         x1, y1, x2, y2 = ds.boxes[image, j]
         colour = _colour(c)
         ax.add_patch(Rectangle((x1, y1), x2 - x1, y2 - y1, fill=False, lw=1.5, ec=colour, ls="-" if c in named else "--"))
-        ax.text(x1, y1, cats[c], fontsize=7, color=colour, va="bottom")
+        ax.text(x1, y1, cats[c], fontsize=8, color=colour, va="bottom")
     if title:
         ax.set_title(title, fontsize=8)
     return n
@@ -56,7 +57,7 @@ def show_scene(ax: Any, ds: ITMDataset, image: int, *, size: int = 256, boxes: b
         for name, b in zip(scene.names(), scene.box):
             x1, y1, x2, y2 = (float(v) * (size - 1) for v in b)
             ax.add_patch(Rectangle((x1, y1), x2 - x1, y2 - y1, fill=False, lw=1.5, ec="black", ls="--"))
-            ax.text(x1, y1, name, fontsize=7, va="bottom", bbox=dict(fc="white", alpha=0.7, lw=0, pad=1))
+            ax.text(x1, y1, name, fontsize=8, va="bottom", bbox=dict(fc="white", alpha=0.7, lw=0, pad=1))
             n += 1
     if title:
         ax.set_title(title, fontsize=8)
@@ -124,7 +125,7 @@ def show_phrase_scores(ax: Any, parts: list[tuple[str, ...]], scores: Any, *, tr
     if len(parts) != len(s):
         raise ValueError(f"one score per part: {len(parts)} parts, {len(s)} scores")
     ax.set_axis_off()
-    ax.set_title(title, fontsize=9, loc="left")
+    ax.set_title(textwrap.fill(title, 44), fontsize=9, loc="left")   # a long caption wraps, never runs into its neighbour
     span = max(float(np.abs(s).max()), 1e-6)
     cmap = colormaps["coolwarm_r"]
     n = len(parts)
@@ -142,8 +143,8 @@ def show_attention_mask(ax: Any, allowed: Any, labels: list[str], title: str = "
     if a.shape != (len(labels), len(labels)):
         raise ValueError(f"a square mask with one label per node: mask {a.shape}, {len(labels)} labels")
     ax.imshow(a, cmap="Greys", vmin=0, vmax=1.4)
-    ax.set_xticks(range(len(labels)), labels, rotation=90, fontsize=7)
-    ax.set_yticks(range(len(labels)), labels, fontsize=7)
+    ax.set_xticks(range(len(labels)), labels, rotation=90, fontsize=8)
+    ax.set_yticks(range(len(labels)), labels, fontsize=8)
     ax.set_xlabel("key (may be seen)")
     ax.set_ylabel("query (attends)")
     ax.set_title(title, fontsize=9)
