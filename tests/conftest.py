@@ -69,7 +69,7 @@ def tiny(smoke_split):
 
 
 #: seconds each notebook's smoke run took in a fresh clone's `make test` on the 2-core machine (benchmarks/README.md,
-#: "How long does `make test` take"): what spreads the notebook runs over the workers, longest first, each to the
+#: "How long does each README command take?"): what spreads the notebook runs over the workers, longest first, each to the
 #: least loaded. 02's figure reuses the checkpoints of 03 and 08 and is counted without training them.
 NOTEBOOK_SECONDS = {"08_teran": 199, "06_phrase_labels": 133, "09_real_language": 125, "02_semantic_metrics": 79,
                     "04_sam": 77, "07_semantic_neighborhoods": 61, "05_sam_reduced_data": 56, "03_vse_baseline": 31,
