@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from itmlib.data import load_dataset
-from itmlib.losses import batch_phi, phi_index, sam_loss, triplet_loss
+from itmlib.losses import SAMConfig, batch_phi, phi_index, sam_loss, triplet_loss
 from itmlib.models import build_model
 from itmlib.papers.ncs_sam import vse_config
 from itmlib.training.train import score_batch
@@ -48,8 +48,8 @@ def main() -> None:
             if name == "triplet":
                 loss = triplet_loss(scores, 0.2, True, same)
             else:
-                loss, _ = sam_loss(scores, batch_phi(cider, img_idx, cap_idx), tau=5.0, sampling="soft",
-                                   keep_triplet=True, positive_mask=same)
+                loss, _ = sam_loss(scores, batch_phi(cider, img_idx, cap_idx), SAMConfig(tau=5.0, sampling="soft", keep_triplet=True),
+                                   positive_mask=same)
             opt.zero_grad()
             loss.backward()
             opt.step()

@@ -66,19 +66,25 @@ def test_the_check_sees_relative_and_lazy_imports():
     assert {"training.train", "models.teran", "metrics.grounding", "metrics"} <= got
 
 
-#: the guide's "small modules with one job each": a longer module says why in its docstring
-MAX_LINES = 320
+#: the guide's "small modules with one job each", and functions a reader can hold
+MAX_LINES, MAX_FUNCTION_LINES, MAX_PARAMETERS = 400, 60, 10
 
 
 @pytest.mark.parametrize("path", MODULES, ids=[str(p.relative_to(PKG)) for p in MODULES])
-def test_a_module_over_300_lines_says_why_in_its_docstring(path):
+def test_modules_and_functions_are_small(path):
+    """No module over 400 lines, no function over 60 lines or with more than 10 parameters (self aside)."""
     text = path.read_text(encoding="utf-8")
     n = text.count("\n")
-    if n <= MAX_LINES:
-        return
-    doc = ast.get_docstring(ast.parse(text)) or ""
-    assert "on purpose" in doc or "lines because" in doc or "hence its" in doc, (
-        f"itmlib/{path.relative_to(PKG)} has {n} lines: split it, or say in its module docstring why it is one module")
+    assert n <= MAX_LINES, f"itmlib/{path.relative_to(PKG)} has {n} lines: split it by job"
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            a = node.args
+            params = [*a.posonlyargs, *a.args, *a.kwonlyargs, *([a.vararg] if a.vararg else []), *([a.kwarg] if a.kwarg else [])]
+            params = [p for p in params if p.arg not in ("self", "cls")]
+            lines = node.end_lineno - node.lineno + 1
+            where = f"itmlib/{path.relative_to(PKG)}:{node.lineno} {node.name}"
+            assert lines <= MAX_FUNCTION_LINES, f"{where} has {lines} lines (at most {MAX_FUNCTION_LINES})"
+            assert len(params) <= MAX_PARAMETERS, f"{where} takes {len(params)} parameters (at most {MAX_PARAMETERS})"
 
 
 def test_the_package_root_shows_the_layers():

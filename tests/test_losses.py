@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from itmlib.losses import batch_phi, sam_loss, sample_negatives, triplet_loss
+from itmlib.losses import SAMConfig, batch_phi, sam_loss, sample_negatives, triplet_loss
 from itmlib.losses.triplet import positive_mask_from_ids
 
 S = torch.tensor([[0.9, 0.5, 0.1], [0.2, 0.8, 0.4], [0.35, 0.55, 0.7]], dtype=torch.float64)
@@ -36,7 +36,7 @@ def test_sam_paper_mode_by_hand():
     # hard negatives: captions [1, 2, 1] for images 0-2; images [2, 2, 1] for captions 0-2
     # a_i2t = (P[p,p] - P[p, neg_i[p]]) / 5 = [.8, .2, .7];  a_t2i = (P[p,p] - P[p, neg_c[p]]) / 5 = [.6, .2, .7]
     # i2t: [.8+.5-.9]+ [.2+.4-.8]+ [.7+.55-.7]+ = .4, 0, .55;  t2i: [.6+.35-.9]+ [.2+.55-.8]+ [.7+.4-.7]+ = .05, 0, .4
-    loss, d = sam_loss(S, phi, tau=5.0, sampling="hard", mode="paper")
+    loss, d = sam_loss(S, phi, SAMConfig(tau=5.0, sampling="hard", sam_mode="paper"))
     assert d["neg_c"].tolist() == [1, 2, 1] and d["neg_i"].tolist() == [2, 2, 1]
     assert d["margin_i2t"].tolist() == pytest.approx([0.8, 0.2, 0.7])
     assert d["margin_t2i"].tolist() == pytest.approx([0.6, 0.2, 0.7])
@@ -49,7 +49,7 @@ def test_sam_reference_mode_by_hand():
     # broadcast per column: cost_s[0, 1] = -.4 + margin_s[1] = -.2 -> 0; cost_s[1, 2] = -.4 + .7 = .3;
     # cost_s[2, 1] = -.15 + .2 = .05; cost_im[0, 1] = -.3 + .2 -> 0; cost_im[1, 2] = -.3 + .7 = .4;
     # cost_im[2, 1] = -.25 + .2 -> 0
-    loss, d = sam_loss(S, phi, tau=5.0, sampling="soft", mode="reference")
+    loss, d = sam_loss(S, phi, SAMConfig(tau=5.0, sampling="soft", sam_mode="reference"))
     assert d["neg_c"].tolist() == [1, 2, 1] and d["neg_i"].tolist() == [1, 2, 1]
     assert loss.item() == pytest.approx(0.75)
     # the applied margin is the one of the *column* (broadcasting): row 0 gets margin_s[1] = .2, not .6
@@ -57,8 +57,8 @@ def test_sam_reference_mode_by_hand():
 
 
 def test_reference_clamps_margins_at_one_paper_does_not():
-    _, d_ref = sam_loss(S, phi, tau=0.5, sampling="soft", mode="reference")
-    _, d_pap = sam_loss(S, phi, tau=0.5, sampling="hard", mode="paper")
+    _, d_ref = sam_loss(S, phi, SAMConfig(tau=0.5, sampling="soft", sam_mode="reference"))
+    _, d_pap = sam_loss(S, phi, SAMConfig(tau=0.5, sampling="hard", sam_mode="paper"))
     assert d_ref["margin_i2t"].max().item() == 1.0
     assert d_pap["margin_i2t"].max().item() == pytest.approx(8.0)  # (4 - 0) / .5
 
@@ -92,7 +92,7 @@ def test_each_sampling_picks_the_expected_negative():
 
 def test_zero_loss_when_every_margin_is_met():
     s = torch.eye(3, dtype=torch.float64) * 2.0  # positives 2, negatives 0
-    loss, _ = sam_loss(s, phi, tau=10.0, sampling="hard", mode="paper", keep_triplet=True)
+    loss, _ = sam_loss(s, phi, SAMConfig(tau=10.0, sampling="hard", sam_mode="paper", keep_triplet=True))
     assert loss.item() == 0.0
 
 
@@ -101,7 +101,7 @@ def test_gradients_flow_to_both_towers():
     im = torch.randn(3, 8, dtype=torch.float64, requires_grad=True)
     cap = torch.randn(3, 8, dtype=torch.float64, requires_grad=True)
     scores = torch.nn.functional.normalize(im, dim=1) @ torch.nn.functional.normalize(cap, dim=1).T
-    loss, _ = sam_loss(scores, phi, tau=3.0, sampling="soft", keep_triplet=True)
+    loss, _ = sam_loss(scores, phi, SAMConfig(tau=3.0, sampling="soft", keep_triplet=True))
     loss.backward()
     assert loss.item() > 0 and im.grad.abs().sum() > 0 and cap.grad.abs().sum() > 0
 
@@ -118,27 +118,27 @@ def test_batch_phi_uses_cider_of_the_subset():
 
 
 @pytest.mark.parametrize("kw,match", [({"tau": 0}, "tau"), ({"tau": -1}, "tau"), ({"sampling": "semi"}, "sampling"),
-                                      ({"mode": "official"}, "mode")])
+                                      ({"sam_mode": "official"}, "sam_mode")])
 def test_bad_knobs(kw, match):
-    args = {"tau": 5.0, "sampling": "soft", "mode": "paper"} | kw
+    args = {"tau": 5.0, "sampling": "soft", "sam_mode": "paper"} | kw
     with pytest.raises(ValueError, match=match):
-        sam_loss(S, phi, **args)
+        SAMConfig(**args)
 
 
 # ----- SAM's controls and variants -----------------------------------------------------
 
 def test_shuffled_phi_keeps_negatives_and_permutes_the_negatives_phi():
     g = lambda: torch.Generator().manual_seed(3)   # noqa: E731
-    _, d = sam_loss(S, phi, tau=5.0, sampling="hard", mode="paper")
-    _, ds = sam_loss(S, phi, tau=5.0, sampling="hard", mode="paper", phi_control="shuffled", control_generator=g())
+    _, d = sam_loss(S, phi, SAMConfig(tau=5.0, sampling="hard", sam_mode="paper"))
+    _, ds = sam_loss(S, phi, SAMConfig(tau=5.0, sampling="hard", sam_mode="paper", phi_control="shuffled"), control_generator=g())
     assert torch.equal(d["neg_c"], ds["neg_c"]) and torch.equal(d["neg_i"], ds["neg_i"])   # same negatives
     perm = torch.randperm(3, generator=g())
     assert torch.equal(ds["phi_m"], d["phi_m"][perm]) and torch.equal(ds["phi_l"], d["phi_l"][perm])
     assert torch.equal(ds["phi_pos"], d["phi_pos"])
     # margins from a constant φ do not care about the shuffle: identical losses
     flat = lambda p, c: np.where(np.asarray(p) == np.asarray(c), 3.0, 1.0)   # noqa: E731
-    a, _ = sam_loss(S, flat, tau=5.0, sampling="hard")
-    b, _ = sam_loss(S, flat, tau=5.0, sampling="hard", phi_control="shuffled", control_generator=g())
+    a, _ = sam_loss(S, flat, SAMConfig(tau=5.0, sampling="hard"))
+    b, _ = sam_loss(S, flat, SAMConfig(tau=5.0, sampling="hard", phi_control="shuffled"), control_generator=g())
     assert a.item() == b.item()
 
 
@@ -152,10 +152,10 @@ def test_sam_over_all_negatives_by_hand():
     t2i = np.clip(alpha + Sn.T - d[:, None], 0, None)
     np.fill_diagonal(i2t, 0)
     np.fill_diagonal(t2i, 0)
-    loss, det = sam_loss(S, phi, tau=tau, all_negatives=True)
+    loss, det = sam_loss(S, phi, SAMConfig(tau=tau), all_negatives=True)
     assert loss.item() == pytest.approx(i2t.sum() + t2i.sum())
     np.testing.assert_allclose(det["margin"].numpy(), alpha)
-    w, _ = sam_loss(S, phi, tau=tau, all_negatives=True, sam_weight=5.0)
+    w, _ = sam_loss(S, phi, SAMConfig(tau=tau, sam_weight=5.0), all_negatives=True)
     assert w.item() == pytest.approx(5 * loss.item())
     # the public code's mode warms up the same way, its margins clamped at 1 from above
     # (the 04 grid's -T "ref" members crashed in their warm-up while this mode raised)
@@ -166,10 +166,10 @@ def test_sam_over_all_negatives_by_hand():
     t2i = np.clip(alpha + Sn.T - d[:, None], 0, None)
     np.fill_diagonal(i2t, 0)
     np.fill_diagonal(t2i, 0)
-    ref, det = sam_loss(S, phi, tau=tau, all_negatives=True, mode="reference")
+    ref, det = sam_loss(S, phi, SAMConfig(tau=tau, sam_mode="reference"), all_negatives=True)
     assert ref.item() == pytest.approx(i2t.sum() + t2i.sum())
     np.testing.assert_allclose(det["margin"].numpy(), alpha)
-    assert ref.item() != pytest.approx(sam_loss(S, phi, tau=tau, all_negatives=True)[0].item())
+    assert ref.item() != pytest.approx(sam_loss(S, phi, SAMConfig(tau=tau), all_negatives=True)[0].item())
 
 
 def test_leave_one_out_phi_drops_the_positive_caption_from_its_references(smoke_split):

@@ -168,9 +168,7 @@ def test_every_04_config_takes_its_warm_up_step():
         if c.loss != "sam":
             continue
         for warm in (True, False):
-            loss, _ = sam_loss(S, phi, tau=c.sam.tau, sampling=c.sam.sampling, mode=c.sam.sam_mode, keep_triplet=c.sam.keep_triplet,
-                               margin=c.margin, max_violation=not warm, phi_control=c.sam.phi_control, sam_weight=c.sam.sam_weight,
-                               generator=torch.Generator().manual_seed(1),
+            loss, _ = sam_loss(S, phi, c.sam, margin=c.margin, max_violation=not warm, generator=torch.Generator().manual_seed(1),
                                all_negatives=warm and c.sam.sam_warmup and c.max_violation)
             assert torch.isfinite(loss) and loss.item() > 0, name
             warmed += warm and c.sam.sam_warmup

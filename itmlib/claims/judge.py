@@ -125,36 +125,17 @@ def judge_claims(notebook: str, tables: pd.DataFrame | Mapping[str, pd.DataFrame
     rename = dict(rename or {})
     rows = []
     for c in (claims if claims is not None else claims_for(notebook)):
-        if c.table not in frames:
-            raise ValueError(f"claim {c.id!r} reads run table {c.table!r}; given: {sorted(frames)}")
-        runs = frames[c.table]
-        if c.where and len(runs):                  # an empty table (the arms were not trained): "not run" below
-            for col, val in c.where.items():
-                if col not in runs.columns:
-                    raise ValueError(f"claim {c.id!r}: run table {c.table!r} has no column {col!r}")
-                runs = runs[np.isclose(runs[col], val)] if isinstance(val, float) else runs[runs[col] == val]
+        runs = _claim_runs(c, frames)
         model, baseline = rename.get(c.model, c.model), rename.get(c.baseline, c.baseline) if c.baseline else ""
         runs = _with_derived(runs, c.metric) if len(runs) else runs
         r = claim_verdict(runs, baseline, model, c.metric, c.expect, c.claim, paper_side(c), exact=c.exact, bootstrap=c.bootstrap,
                           threshold=ratio_threshold(c) if c.expect == "ratio" else c.threshold, pair_by=c.pair_by,
                           margin=_margin(c, runs, baseline), headline=c.headline) if len(runs) else None
         if r is None:
-            absent = (sorted({model, baseline} - set(runs.method) - {""}) if len(runs) else
-                      [f"rows with {', '.join(f'{k} {v}' for k, v in c.where.items())}"] if c.where else ["its runs"])
-            r = {"claim": c.claim, "paper (model vs baseline)": paper_side(c), "metric": c.metric, "model": model,
-                 "baseline": baseline, "ours (model vs baseline)": "", "difference": math.nan,
-                 "spread (std of paired diff)": math.nan, "ci_low": math.nan, "ci_high": math.nan, "seeds": 0,
-                 "verdict": f"not run ({', '.join(absent)} absent)"}
+            r = _absent_row(c, runs, model, baseline)
         if r.get("ours (model vs baseline)") and (paper_way := _ours_as_the_paper(c, runs, model, baseline)):
             r["ours (model vs baseline)"] = paper_way   # the paper's columns; the judged metric is their sum
-        marms, mbad = _arms(training, c, runs[runs.method == model]) if len(runs) else ("", [])
-        barms, bbad = _arms(training, c, runs[runs.method == baseline]) if len(runs) and baseline else ("", [])
-        bad = mbad + bbad
-        # an arm without records was not trained (yet); a computed baseline (chance) never is
-        missing = [a for a, rows_of, computed in ((model, marms, False), (baseline, barms, c.computed_baseline))
-                   if a and not computed and not rows_of]
-        state = ("" if not (marms or barms) else "; ".join(bad) if bad else
-                 f"{', '.join(missing)}: no records" if missing else "converged")
+        marms, barms, state, bad = _training(training, c, runs, model, baseline)
         if bad and c.collapses:   # probed recipes all collapse: judged, and the training cell and the claim say so
             fell = ", ".join(dict.fromkeys(b.split("@")[0] for b in bad))
             r["claim"] = (f"{r['claim']} - here {fell} alone collapses under every recipe probed, so the verdict says "
@@ -172,6 +153,45 @@ def judge_claims(notebook: str, tables: pd.DataFrame | Mapping[str, pd.DataFrame
                      "baseline_arms": barms, "training": state})
     return pd.DataFrame(rows, columns=CLAIM_COLUMNS)
 
+
+def _claim_runs(c: Any, frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """The rows of the run table claim ``c`` reads, narrowed to its ``where`` (an empty table - the arms were
+    not trained - stays empty and reads "not run")."""
+    if c.table not in frames:
+        raise ValueError(f"claim {c.id!r} reads run table {c.table!r}; given: {sorted(frames)}")
+    runs = frames[c.table]
+    if c.where and len(runs):
+        for col, val in c.where.items():
+            if col not in runs.columns:
+                raise ValueError(f"claim {c.id!r}: run table {c.table!r} has no column {col!r}")
+            runs = runs[np.isclose(runs[col], val)] if isinstance(val, float) else runs[runs[col] == val]
+    return runs
+
+
+def _absent_row(c: Any, runs: pd.DataFrame, model: str, baseline: str) -> dict[str, Any]:
+    """The row of a claim whose methods (or rows) are absent from its run table: ``not run (... absent)``."""
+    from .paper_side import paper_side
+
+    absent = (sorted({model, baseline} - set(runs.method) - {""}) if len(runs) else
+              [f"rows with {', '.join(f'{k} {v}' for k, v in c.where.items())}"] if c.where else ["its runs"])
+    return {"claim": c.claim, "paper (model vs baseline)": paper_side(c), "metric": c.metric, "model": model,
+            "baseline": baseline, "ours (model vs baseline)": "", "difference": math.nan,
+            "spread (std of paired diff)": math.nan, "ci_low": math.nan, "ci_high": math.nan, "seeds": 0,
+            "verdict": f"not run ({', '.join(absent)} absent)"}
+
+
+def _training(training: Any, c: Any, runs: pd.DataFrame, model: str, baseline: str) -> tuple[str, str, str, list[str]]:
+    """(model arms, baseline arms, the training cell, the arms that did not train): ``converged``, the arms
+    that did not train and why, or ``<method>: no records`` for an arm no record holds (a computed baseline,
+    chance, never has records)."""
+    marms, mbad = _arms(training, c, runs[runs.method == model]) if len(runs) else ("", [])
+    barms, bbad = _arms(training, c, runs[runs.method == baseline]) if len(runs) and baseline else ("", [])
+    bad = mbad + bbad
+    missing = [a for a, rows_of, computed in ((model, marms, False), (baseline, barms, c.computed_baseline))
+               if a and not computed and not rows_of]
+    state = ("" if not (marms or barms) else "; ".join(bad) if bad else
+             f"{', '.join(missing)}: no records" if missing else "converged")
+    return marms, barms, state, bad
 
 def rejudge_claims(table: pd.DataFrame) -> pd.DataFrame:
     """A committed claims table re-judged by :func:`decide` from its own stored columns (mean

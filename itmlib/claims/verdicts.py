@@ -26,7 +26,7 @@ The claims themselves are data: ``itmlib/paper_numbers/claims_<paper>.yaml``
 (:mod:`itmlib.claims` reads them), and :func:`itmlib.claims.judge.judge_claims` judges every claim of
 a notebook with :func:`claim_verdict` on this run's tables.
 
-Over 300 lines on purpose: every form a claim takes (paired seeds, a deterministic measurement, a ratio, a
+Every form a claim takes (paired seeds, a deterministic measurement, a ratio, a
 sample's bootstrap draws) is read by one :func:`decide` and written by one :func:`format_verdict`; apart, the
 forms would drift.
 """
@@ -34,13 +34,14 @@ forms would drift.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["verdict_changes", "summarize", "paired_differences", "mean_interval", "decide", "format_verdict", "compare", "claim_verdict",
-           "bootstrap_verdict", "MIN_DRAWS",
+__all__ = ["verdict_changes", "summarize", "paired_differences", "mean_interval", "decide", "format_verdict", "compare",
+           "claim_verdict", "ClaimRule", "bootstrap_verdict", "MIN_DRAWS",
            "CLAIM_COLUMNS", "LEVEL", "MIN_SEEDS", "LABELS", "HEADLINE_SEEDS",
            "not_judged_seeds", "RULE"]
 
@@ -238,10 +239,23 @@ def _r(x: float) -> float:
     return round(float(x), 3) if np.isfinite(x) else math.nan
 
 
+@dataclass(frozen=True)
+class ClaimRule:
+    """How a claim is read besides its methods and metric (:func:`claim_verdict`): ``exact`` (deterministic
+    measurements, every instance must satisfy it), ``threshold`` (of an ``at_most`` / ``at_least`` or ratio
+    claim), ``pair_by`` (the column rows are paired on), ``margin`` (a "same" claim's equivalence margin),
+    ``headline`` (needs :data:`HEADLINE_SEEDS` seeds) and ``bootstrap`` (one sample's bootstrap draws)."""
+
+    exact: bool = False
+    threshold: float | None = None
+    pair_by: str = "seed"
+    margin: float | None = None
+    headline: bool = False
+    bootstrap: bool = False
+
+
 def claim_verdict(runs: pd.DataFrame, base: str, new: str, metric: str, expect: str, claim: str,
-                  paper_says: str, *, exact: bool = False, threshold: float | None = None,
-                  pair_by: str = "seed", margin: float | None = None, headline: bool = False,
-                  bootstrap: bool = False) -> dict[str, Any] | None:
+                  paper_says: str, **rule: Any) -> dict[str, Any] | None:
     """One row of a claims table: does ``new`` vs ``base`` on ``metric`` behave as the paper says?
 
     ``expect``: ``"higher"``, ``"lower"`` or ``"same"`` (``new`` against ``base``), or
@@ -254,8 +268,10 @@ def claim_verdict(runs: pd.DataFrame, base: str, new: str, metric: str, expect: 
     (default ``seed``), one row per value (an ``at_most`` / ``at_least`` claim's rows too). A ``headline``
     claim needs :data:`HEADLINE_SEEDS` seeds, any other :data:`MIN_SEEDS`, else it reads "not judged".
     ``bootstrap``: a statistic of one sample (an AUC over judged pairs), ``runs`` holding it as ``replicate`` 0
-    and its bootstrap draws as 1..B (:func:`bootstrap_verdict`). Returns None when a method is absent from ``runs``.
+    and its bootstrap draws as 1..B (:func:`bootstrap_verdict`). ``rule``: the fields of :class:`ClaimRule`.
+    Returns None when a method is absent from ``runs``.
     """
+    r = ClaimRule(**rule)
     if expect not in ("higher", "lower", "same", "non_inferior", "ratio", "at_most", "at_least"):
         raise ValueError(f"expect must be 'higher', 'lower', 'same', 'non_inferior', 'ratio', 'at_most' or "
                          f"'at_least', got {expect!r}")
@@ -265,73 +281,79 @@ def claim_verdict(runs: pd.DataFrame, base: str, new: str, metric: str, expect: 
     if new not in methods or (expect not in ("at_most", "at_least") and base not in methods):
         return None
     row = {"claim": claim, "paper (model vs baseline)": paper_says, "metric": metric, "model": new}
-    if bootstrap:
-        return {**row, **bootstrap_verdict(runs, base, new, metric, expect, threshold=threshold, margin=margin)}
+    if r.bootstrap:
+        return {**row, **bootstrap_verdict(runs, base, new, metric, expect, threshold=r.threshold, margin=r.margin)}
     if expect in ("at_most", "at_least"):
-        if threshold is None:
+        if r.threshold is None:
             raise ValueError(f"claim {claim!r}: expect {expect!r} needs a threshold")
-        mine = runs[runs.method == new]
-        if pair_by in mine and not mine[pair_by].is_unique:
-            raise ValueError(f"claim {claim!r}: more than one row per {pair_by} for {new!r} ({metric})")
-        vals = mine[metric].astype(float)
-        n = len(vals)
-        if exact and (n == 0 or vals.isna().any()):
-            why = "no instance" if n == 0 else f"{int(vals.isna().sum())} of {n} values are NaN"
-            return {**row, "baseline": f"{expect.replace('_', ' ')} {threshold:g}", "ours (model vs baseline)": "",
-                    "difference": math.nan, "spread (std of paired diff)": math.nan, "ci_low": math.nan,
-                    "ci_high": math.nan, "seeds": n, "verdict": f"not run ({why})"}
-        if exact:
-            worst = vals.max() if expect == "at_most" else vals.min()
-            holds = worst <= threshold + 1e-9 if expect == "at_most" else worst >= threshold - 1e-9
-            ours, diff, sd, (lo, hi) = f"{worst:.3g} ({'max' if expect == 'at_most' else 'min'} of {n})", \
-                worst - threshold, math.nan, (math.nan, math.nan)
-            verdict = ("holds" if holds else "does not hold") + " (deterministic)"
-        else:
-            diff = float(vals.mean()) - threshold
-            sd = float(vals.std(ddof=1)) if n > 1 else math.nan
-            lo, hi = mean_interval(diff, sd, n)
-            ours = f"{vals.mean():.3g} (mean of {n})"
-            need = HEADLINE_SEEDS if headline else MIN_SEEDS
-            verdict = not_judged_seeds(n, need) or format_verdict(decide(expect, lo, hi, n, margin or 0.0, headline=headline),
-                                                                  n, lo, hi, margin)
-        return {**row, "baseline": f"{expect.replace('_', ' ')} {threshold:g}", "ours (model vs baseline)": ours,
-                "difference": _r(diff), "spread (std of paired diff)": _r(sd), "ci_low": _r(lo), "ci_high": _r(hi),
-                "seeds": n, "verdict": verdict}
-    a, b, dd, d, sd, (lo, hi) = paired_differences(runs, base, new, metric, pair_by)
+        return {**row, **_threshold_verdict(runs, new, metric, expect, r, claim)}
+    if expect == "ratio" and r.threshold is None:
+        raise ValueError(f"claim {claim!r}: a ratio claim needs its threshold (itmlib.claims.ratio_threshold)")
+    return {**row, "baseline": base, **_paired_verdict(runs, base, new, metric, expect, r)}
+
+
+def _no_instance(n: int, why: str, side: str) -> dict[str, Any]:
+    return {"baseline": side, "ours (model vs baseline)": "", "difference": math.nan,
+            "spread (std of paired diff)": math.nan, "ci_low": math.nan, "ci_high": math.nan, "seeds": n,
+            "verdict": f"not run ({why})"}
+
+
+def _cells(ours: str, diff: float, sd: float, lo: float, hi: float, n: int, verdict: str) -> dict[str, Any]:
+    return {"ours (model vs baseline)": ours, "difference": _r(diff), "spread (std of paired diff)": _r(sd),
+            "ci_low": _r(lo), "ci_high": _r(hi), "seeds": n, "verdict": verdict}
+
+
+def _threshold_verdict(runs: pd.DataFrame, new: str, metric: str, expect: str, r: ClaimRule,
+                       claim: str) -> dict[str, Any]:
+    """An ``at_most`` / ``at_least`` claim: ``new``'s rows against the threshold (every one if ``exact``)."""
+    side = f"{expect.replace('_', ' ')} {r.threshold:g}"
+    mine = runs[runs.method == new]
+    if r.pair_by in mine and not mine[r.pair_by].is_unique:
+        raise ValueError(f"claim {claim!r}: more than one row per {r.pair_by} for {new!r} ({metric})")
+    vals = mine[metric].astype(float)
+    n = len(vals)
+    if r.exact and (n == 0 or vals.isna().any()):
+        return _no_instance(n, "no instance" if n == 0 else f"{int(vals.isna().sum())} of {n} values are NaN", side)
+    if r.exact:
+        worst = vals.max() if expect == "at_most" else vals.min()
+        holds = worst <= r.threshold + 1e-9 if expect == "at_most" else worst >= r.threshold - 1e-9
+        return {"baseline": side, **_cells(f"{worst:.3g} ({'max' if expect == 'at_most' else 'min'} of {n})",
+                                           worst - r.threshold, math.nan, math.nan, math.nan, n,
+                                           ("holds" if holds else "does not hold") + " (deterministic)")}
+    diff = float(vals.mean()) - r.threshold
+    sd = float(vals.std(ddof=1)) if n > 1 else math.nan
+    lo, hi = mean_interval(diff, sd, n)
+    verdict = not_judged_seeds(n, HEADLINE_SEEDS if r.headline else MIN_SEEDS) or \
+        format_verdict(decide(expect, lo, hi, n, r.margin or 0.0, headline=r.headline), n, lo, hi, r.margin)
+    return {"baseline": side, **_cells(f"{vals.mean():.3g} (mean of {n})", diff, sd, lo, hi, n, verdict)}
+
+
+def _paired_verdict(runs: pd.DataFrame, base: str, new: str, metric: str, expect: str, r: ClaimRule) -> dict[str, Any]:
+    """``new`` against ``base`` paired on ``r.pair_by``: the per-pair ratio against its threshold, every
+    instance (``exact``), or the interval of the mean paired difference."""
+    need = HEADLINE_SEEDS if r.headline else MIN_SEEDS
+    a, b, dd, d, sd, (lo, hi) = paired_differences(runs, base, new, metric, r.pair_by)
     n = len(dd)
     if expect == "ratio":   # the per-seed ratio new / base against the threshold the claim's rule sets
-        if threshold is None:
-            raise ValueError(f"claim {claim!r}: a ratio claim needs its threshold (itmlib.claims.ratio_threshold)")
-        r = (b / a).replace([np.inf, -np.inf], np.nan).dropna()
-        rm = float(r.mean()) if len(r) else math.nan
-        rsd = float(r.std(ddof=1)) if len(r) > 1 else math.nan
-        rlo, rhi = mean_interval(rm, rsd, len(r))
-        need = HEADLINE_SEEDS if headline else MIN_SEEDS
-        verdict = not_judged_seeds(len(r), need) or \
-            format_verdict(decide("ratio", rlo - threshold, rhi - threshold, len(r), headline=headline), len(r), rlo,
-                           rhi)[:-1] + f", x{threshold:.2f} needed)"
-        return {**row, "baseline": base, "ours (model vs baseline)": f"{b.mean():.3g} vs {a.mean():.3g} ({rm:.2f}x)",
-                "difference": _r(rm), "spread (std of paired diff)": _r(rsd), "ci_low": _r(rlo), "ci_high": _r(rhi),
-                "seeds": len(r), "verdict": verdict}
-    if exact:   # deterministic: every instance must satisfy the claim
+        q = (b / a).replace([np.inf, -np.inf], np.nan).dropna()
+        rm = float(q.mean()) if len(q) else math.nan
+        rsd = float(q.std(ddof=1)) if len(q) > 1 else math.nan
+        rlo, rhi = mean_interval(rm, rsd, len(q))
+        verdict = not_judged_seeds(len(q), need) or format_verdict(
+            decide("ratio", rlo - r.threshold, rhi - r.threshold, len(q), headline=r.headline), len(q), rlo,
+            rhi)[:-1] + f", x{r.threshold:.2f} needed)"
+        return _cells(f"{b.mean():.3g} vs {a.mean():.3g} ({rm:.2f}x)", rm, rsd, rlo, rhi, len(q), verdict)
+    if r.exact:   # deterministic: every instance must satisfy the claim
         raw = runs[runs.method.isin([base, new])][metric].astype(float)
         if n == 0 or raw.isna().any():
-            why = "no paired instance" if n == 0 else f"{int(raw.isna().sum())} NaN values"
-            return {**row, "baseline": base, "ours (model vs baseline)": "", "difference": math.nan,
-                    "spread (std of paired diff)": math.nan, "ci_low": math.nan, "ci_high": math.nan, "seeds": n,
-                    "verdict": f"not run ({why})"}
+            return _no_instance(n, "no paired instance" if n == 0 else f"{int(raw.isna().sum())} NaN values", base)
         holds = {"higher": bool((dd > 1e-9).all()), "lower": bool((dd < -1e-9).all()),
-                           "same": bool((dd.abs() <= 1e-9).all())}[expect]
+                 "same": bool((dd.abs() <= 1e-9).all())}[expect]
         verdict = ("holds" if holds else "does not hold") + (" (deterministic, every instance)" if n > 1 else " (deterministic)")
-        sd, lo, hi = math.nan, math.nan, math.nan
-    else:
-        m = margin if expect in ("same", "non_inferior") else None
-        need = HEADLINE_SEEDS if headline else MIN_SEEDS
-        verdict = not_judged_seeds(n, need) or \
-            format_verdict(decide(expect, lo, hi, n, m or 0.0, headline=headline), n, lo, hi, m)
-    return {**row, "baseline": base, "ours (model vs baseline)": f"{b.mean():.3g} vs {a.mean():.3g}",
-            "difference": _r(d), "spread (std of paired diff)": _r(sd), "ci_low": _r(lo), "ci_high": _r(hi),
-            "seeds": n, "verdict": verdict}
+        return _cells(f"{b.mean():.3g} vs {a.mean():.3g}", d, math.nan, math.nan, math.nan, n, verdict)
+    m = r.margin if expect in ("same", "non_inferior") else None
+    verdict = not_judged_seeds(n, need) or format_verdict(decide(expect, lo, hi, n, m or 0.0, headline=r.headline), n, lo, hi, m)
+    return _cells(f"{b.mean():.3g} vs {a.mean():.3g}", d, sd, lo, hi, n, verdict)
 
 
 def verdict_word(verdict: str) -> str:

@@ -17,9 +17,6 @@ reader can slice by the knobs the grid varies:
 - :func:`train_setting` - trains one chosen setting at ``smoke`` scale in this process and adds it to the
   view as "this session, smoke", kept apart from the committed records.
 
-The module runs past 300 lines because the widget is a thin view over the same record cache and knob
-matching as the tables, and splitting them would only pass those private helpers across modules.
-
 Knob names are the config fields (``tau``, ``sampling``, ``keep_triplet``, ``sam_mode``, ``phi_control``,
 ``loss``, the model's fields such as ``pooling``) plus ``method`` and ``fraction``; only those that vary
 across a notebook's records are knobs.
@@ -47,7 +44,7 @@ _NOT_KNOBS = {"seed", "data", "record", "evaluation", "written", "seconds", "mem
 def _flat_config(cfg: dict[str, Any]) -> dict[str, Any]:
     """A stored config flattened: the training fields (defaults filled in for fields left out of the hash)
     and the model's fields (``model_kind``; a model field named like a training field gets ``model_``)."""
-    from ..training.train import _LATER_FIELDS, _LATER_MODEL_FIELDS
+    from ..training.run_config import _LATER_FIELDS, _LATER_MODEL_FIELDS
 
     out = {**_LATER_FIELDS, **{k: v for k, v in cfg.items() if k != "model"}}
     model = {**_LATER_MODEL_FIELDS, **cfg.get("model", {})}

@@ -40,8 +40,8 @@ Construction (:func:`load_coco_scenes`):
   category, where the image has one of it) and ``image_extras["object_region"]`` (each object's region), so
   word grounding is measured as on the synthetic world (:mod:`itmlib.metrics.grounding`).
 
-Over 300 lines on purpose: the world is built in the order the list above gives, one step per function, and
-a reader checks each step against its line here; its text side (ids, captions, positives) lives apart in
+The world is built in the order the list above gives, one step per function, and a reader checks each step
+against its line here; its text side (ids, captions, positives) lives apart in
 :mod:`itmlib.data.coco_scenes_text`.
 """
 
@@ -386,25 +386,4 @@ def load_coco_scenes(split: str, *, scale: str = "smoke", seed: int = 0,
     )
 
 
-def scene_statistics(ds: ITMDataset) -> dict[str, float]:
-    """What one split of the world holds, for a reader: its size, the objects, relations and regions of an
-    image (means), the share of objects outside the named categories, how many of a caption's objects are
-    grounded in one region (its ``grounding``; :mod:`itmlib.metrics.grounding` keeps those whose word occurs once), and
-    (test split) how many human-verified positives a caption has beyond its
-    own image (CxC, ECCV Caption)."""
-    objs = ds.image_extras["objects"]
-    other = len(ds.image_extras["categories"][0]) - 1
-    inst = np.array([sum(n for n, _ in s.values()) for s in objs], np.float64)
-    n_other = sum(s[other][0] for s in objs if other in s)
-    out = {"images": ds.n_images, "captions": ds.n_captions, "named categories": other,
-           "objects per image": float(np.mean([len(s) for s in objs])),
-           "instances per image": float(inst.mean()),
-           "share of instances outside the named categories (%)": 100 * n_other / max(inst.sum(), 1),
-           "relations placing a box per image": float(np.mean([len(r) for r in ds.image_extras["relations"]])),
-           "distractor regions per image": float(np.mean(ds.region_counts - np.minimum(inst, ds.regions.shape[1]))),
-           "grounded object words per caption": sum(len(g["grounding"]) for g in ds.graphs) / ds.n_captions}
-    for name, pos in (ds.positives or {}).items():
-        pos = pos.tocoo()
-        beyond = pos.row != ds.img_of_caption[pos.col]
-        out[f"{name} positive images per caption beyond its own"] = float(beyond.sum()) / ds.n_captions
-    return out
+from .stats import scene_statistics  # noqa: E402 - re-exported: notebook 09 reads it here

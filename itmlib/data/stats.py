@@ -1,4 +1,5 @@
-"""Statistics of a dataset's many-to-many structure (notebook 00)."""
+"""Statistics of a dataset's many-to-many structure (notebook 00) and of the real-language world's scenes
+(notebook 09)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import pandas as pd
 
 from .base import ITMDataset
 
-__all__ = ["other_relevant_images", "extra_positives", "positives_summary"]
+__all__ = ["other_relevant_images", "extra_positives", "positives_summary", "scene_statistics"]
 
 
 def other_relevant_images(ds: ITMDataset, threshold: float = 1.0, chunk: int = 2048) -> np.ndarray:
@@ -48,3 +49,27 @@ def positives_summary(ds: ITMDataset) -> pd.DataFrame:
                      "images_with_extra": int((per_img > 0).sum()), "captions_with_extra": int((per_cap > 0).sum()),
                      "mean_extra_images_per_caption": float(per_cap.mean())})
     return pd.DataFrame(rows)
+
+
+def scene_statistics(ds: ITMDataset) -> dict[str, float]:
+    """What one split of the world holds, for a reader: its size, the objects, relations and regions of an
+    image (means), the share of objects outside the named categories, how many of a caption's objects are
+    grounded in one region (its ``grounding``; :mod:`itmlib.metrics.grounding` keeps those whose word occurs once), and
+    (test split) how many human-verified positives a caption has beyond its
+    own image (CxC, ECCV Caption)."""
+    objs = ds.image_extras["objects"]
+    other = len(ds.image_extras["categories"][0]) - 1
+    inst = np.array([sum(n for n, _ in s.values()) for s in objs], np.float64)
+    n_other = sum(s[other][0] for s in objs if other in s)
+    out = {"images": ds.n_images, "captions": ds.n_captions, "named categories": other,
+           "objects per image": float(np.mean([len(s) for s in objs])),
+           "instances per image": float(inst.mean()),
+           "share of instances outside the named categories (%)": 100 * n_other / max(inst.sum(), 1),
+           "relations placing a box per image": float(np.mean([len(r) for r in ds.image_extras["relations"]])),
+           "distractor regions per image": float(np.mean(ds.region_counts - np.minimum(inst, ds.regions.shape[1]))),
+           "grounded object words per caption": sum(len(g["grounding"]) for g in ds.graphs) / ds.n_captions}
+    for name, pos in (ds.positives or {}).items():
+        pos = pos.tocoo()
+        beyond = pos.row != ds.img_of_caption[pos.col]
+        out[f"{name} positive images per caption beyond its own"] = float(beyond.sum()) / ds.n_captions
+    return out

@@ -47,6 +47,7 @@ Controls and variants that test *what* in SAM helps (none is in the paper):
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 import numpy as np
@@ -62,6 +63,33 @@ if TYPE_CHECKING:
 __all__ = ["SAMPLINGS", "sample_negatives", "sam_loss", "batch_phi", "phi_index"]
 
 SAMPLINGS = ("hard", "soft", "random")
+
+
+@dataclass(frozen=True)
+class SAMConfig:
+    """The Semantic Adaptive Margin's settings (eq. 7, :func:`sam_loss`), used when a training config's
+    ``loss`` is ``"sam"`` (:class:`~itmlib.training.run_config.TrainConfig`). Stored and hashed flat, beside the
+    other fields of the run (:func:`~itmlib.training.run_config.config_dict`), so that the names a member record
+    and the explorer use are these."""
+
+    tau: float = 5.0                 # SAM temperature
+    sampling: str = "soft"           # SAM negatives: hard / soft / random
+    sam_mode: str = "paper"          # "paper" (eq. 7) or "reference" (public code)
+    keep_triplet: bool = False       # SAM + eq. 6
+    sam_weight: float = 1.0          # weight of the SAM hinge (the public code: cider_weight 5-10 on top of its losses)
+    phi_control: str = "none"        # "shuffled": the negatives' φ permuted within the batch (SAM's control arm)
+    phi_self: str = "include"        # "leave_one_out": G_p without the positive's own caption c_p
+    sam_warmup: bool = False         # during warmup_epochs the SAM hinge sums over all negatives, as the triplet does
+
+    def __post_init__(self) -> None:
+        check_choice("sampling", self.sampling, SAMPLINGS)
+        check_choice("sam_mode", self.sam_mode, ("paper", "reference"))
+        check_choice("phi_control", self.phi_control, ("none", "shuffled"))
+        check_choice("phi_self", self.phi_self, ("include", "leave_one_out"))
+        if self.sam_weight < 0:
+            raise ValueError(f"sam_weight must be >= 0, got {self.sam_weight}")
+        check_positive("tau", self.tau)
+
 REFERENCE_MARGIN_CAP = 1.0  # mode="reference": margins clamped at this from above, as in the public code
 Phi = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
@@ -157,25 +185,21 @@ def _sam_all_negatives(scores: torch.Tensor, phi: Phi, tau: float, phi_control: 
     return i2t.sum() + t2i.sum(), {"margin": alpha.detach(), "phi_pos": phi_pos}
 
 
-def sam_loss(scores: torch.Tensor, phi: Phi, *, tau: float, sampling: str = "soft", mode: str = "paper",
-             keep_triplet: bool = False, margin: float = 0.2, max_violation: bool = True,
+def sam_loss(scores: torch.Tensor, phi: Phi, sam: SAMConfig, *, margin: float = 0.2, max_violation: bool = True,
              positive_mask: torch.Tensor | None = None, generator: torch.Generator | None = None,
-             phi_control: str = "none", all_negatives: bool = False, sam_weight: float = 1.0,
-             control_generator: torch.Generator | None = None) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-    """Eq. 7 (+ eq. 6 if ``keep_triplet``) on a (B, B) score matrix; returns (loss, details).
+             control_generator: torch.Generator | None = None,
+             all_negatives: bool = False) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """Eq. 7 (+ eq. 6 if ``sam.keep_triplet``, with ``margin`` and ``max_violation``) on a (B, B) score matrix;
+    returns (loss, details).
 
-    ``phi(p, c)`` gives φ(G_p, c) for arrays of batch indices (see :func:`batch_phi`).
-    ``details``: the sampled negatives and the margins actually applied. ``phi_control``,
-    ``all_negatives``: see the module docstring; ``sam_weight`` scales the SAM hinge (not eq. 6).
-    ``control_generator`` draws the shuffle (default ``generator``; a separate one leaves the
-    negatives of later batches identical to the unshuffled run's).
+    ``sam``: τ, the sampling, the mode (``sam_mode``), the control (``phi_control``) and the weight of the SAM
+    hinge (``sam_weight``, not eq. 6's). ``phi(p, c)`` gives φ(G_p, c) for arrays of batch indices (see
+    :func:`batch_phi`). ``details``: the sampled negatives and the margins actually applied. ``all_negatives``:
+    see the module docstring. ``control_generator`` draws the shuffle (default ``generator``; a separate one
+    leaves the negatives of later batches identical to the unshuffled run's).
     """
-    check_positive("tau", tau)
-    check_choice("sampling", sampling, SAMPLINGS)
-    check_choice("mode", mode, ("paper", "reference"))
-    check_choice("phi_control", phi_control, ("none", "shuffled"))
-    if sam_weight < 0:
-        raise ValueError(f"sam_weight must be >= 0, got {sam_weight}")
+    tau, sampling, mode, phi_control = sam.tau, sam.sampling, sam.sam_mode, sam.phi_control
+    keep_triplet, sam_weight = sam.keep_triplet, sam.sam_weight
     if scores.ndim != 2 or scores.shape[0] != scores.shape[1]:
         raise ValueError(f"scores must be a square (B, B) matrix, got shape {tuple(scores.shape)}")
     if all_negatives:

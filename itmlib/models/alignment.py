@@ -102,6 +102,41 @@ def _pad_bias(mask: torch.Tensor) -> torch.Tensor:
     return ((~mask).to(torch.float32) * -_BIG)[..., None]
 
 
+def _check_shapes(image_feats: torch.Tensor, image_mask: torch.Tensor, text_feats: torch.Tensor,
+                  text_mask: torch.Tensor) -> None:
+    if image_feats.ndim != 3 or text_feats.ndim != 3 or image_feats.shape[-1] != text_feats.shape[-1]:
+        raise ValueError(f"image_feats (N_i, R, d) and text_feats (N_t, W, d) must share d, got "
+                         f"{tuple(image_feats.shape)} and {tuple(text_feats.shape)}")
+    if image_mask.shape != image_feats.shape[:2] or text_mask.shape != text_feats.shape[:2]:
+        raise ValueError(f"masks must be (N_i, R) and (N_t, W), got {tuple(image_mask.shape)} and "
+                         f"{tuple(text_mask.shape)}")
+
+
+def _packed_chunks(text_feats: torch.Tensor, wmask: torch.Tensor, target: torch.device, rows: int,
+                   max_block_bytes: int) -> list[tuple[torch.Tensor, torch.Tensor, torch.Tensor, int]]:
+    """The captions prepared once for many image chunks of ``rows`` region rows each: (caption indices, words
+    flattened, their mask, W_c) per chunk.
+
+    - two extra coordinates fold the masks into the GEMM: regions [v, 0 or -BIG, 1] and
+      words [s, 1, 0 or -BIG], so a padded region or word scores about -BIG and no
+      masked copy of the alignment block is needed before the maxima;
+    - packed longest first, each chunk padded only to its own longest caption W_c
+      (extent = last valid position + 1), so every GEMM skips most of the padding."""
+    n_t, W, d = text_feats.shape
+    words = torch.cat([text_feats.to(target, torch.float32), torch.ones_like(wmask[..., None], dtype=torch.float32),
+                       _pad_bias(wmask)], dim=-1)
+    extent = (wmask * torch.arange(1, W + 1, device=target)).amax(1) if W else torch.zeros(n_t, dtype=torch.long)
+    order = torch.argsort(extent, descending=True, stable=True)
+    chunks, t0 = [], 0
+    while t0 < n_t:
+        wc = max(1, int(extent[order[t0]]))
+        step = max(1, int(max_block_bytes // (4 * rows * wc)))
+        idx = order[t0:t0 + step]
+        chunks.append((idx.cpu(), words[idx, :wc].reshape(-1, d + 2), wmask[idx, :wc], wc))
+        t0 += step
+    return chunks
+
+
 @torch.no_grad()
 def score_matrix(image_feats: torch.Tensor, image_mask: torch.Tensor, text_feats: torch.Tensor,
                  text_mask: torch.Tensor, pooling: str = "mrsw", *, image_chunk: int | None = None,
@@ -118,12 +153,7 @@ def score_matrix(image_feats: torch.Tensor, image_mask: torch.Tensor, text_feats
     stay in the cache between the GEMM and the pooling (``benchmarks/bench_teran.py``: 1.4-2x
     faster than 256 MiB blocks); on a GPU 128 images and 256 MiB blocks (fewer launches)."""
     _check_pooling(pooling)
-    if image_feats.ndim != 3 or text_feats.ndim != 3 or image_feats.shape[-1] != text_feats.shape[-1]:
-        raise ValueError(f"image_feats (N_i, R, d) and text_feats (N_t, W, d) must share d, got "
-                         f"{tuple(image_feats.shape)} and {tuple(text_feats.shape)}")
-    if image_mask.shape != image_feats.shape[:2] or text_mask.shape != text_feats.shape[:2]:
-        raise ValueError(f"masks must be (N_i, R) and (N_t, W), got {tuple(image_mask.shape)} and "
-                         f"{tuple(text_mask.shape)}")
+    _check_shapes(image_feats, image_mask, text_feats, text_mask)
     target = torch.device(device) if device is not None else image_feats.device
     on_cpu = target.type == "cpu"
     image_chunk = image_chunk if image_chunk is not None else (32 if on_cpu else 128)
@@ -143,23 +173,7 @@ def score_matrix(image_feats: torch.Tensor, image_mask: torch.Tensor, text_feats
         chunks = [(slice(t0, t0 + step), words[t0:t0 + step].reshape(-1, d), wmask[t0:t0 + step], W)
                   for t0 in range(0, n_t, step)]
     else:
-        # Many image chunks reuse the captions, so they are prepared once:
-        # - two extra coordinates fold the masks into the GEMM: regions [v, 0 or -BIG, 1] and
-        #   words [s, 1, 0 or -BIG], so a padded region or word scores about -BIG and no
-        #   masked copy of the alignment block is needed before the maxima;
-        # - packed longest first, each chunk padded only to its own longest caption W_c
-        #   (extent = last valid position + 1), so every GEMM skips most of the padding.
-        words = torch.cat([text_feats.to(target, torch.float32), torch.ones_like(wmask[..., None], dtype=torch.float32),
-                           _pad_bias(wmask)], dim=-1)
-        extent = (wmask * torch.arange(1, W + 1, device=target)).amax(1) if W else torch.zeros(n_t, dtype=torch.long)
-        order = torch.argsort(extent, descending=True, stable=True)
-        chunks, t0 = [], 0
-        while t0 < n_t:
-            wc = max(1, int(extent[order[t0]]))
-            step = max(1, int(max_block_bytes // (4 * bi * R * wc)))
-            idx = order[t0:t0 + step]
-            chunks.append((idx.cpu(), words[idx, :wc].reshape(-1, d + 2), wmask[idx, :wc], wc))
-            t0 += step
+        chunks = _packed_chunks(text_feats, wmask, target, bi * R, max_block_bytes)
     for i0 in range(0, n_i, bi):
         rmask = image_mask[i0:i0 + bi].to(target).bool()
         reg = image_feats[i0:i0 + bi].to(target, torch.float32)

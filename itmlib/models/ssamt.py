@@ -36,8 +36,8 @@ a pair (Table 4) as the *lowest* s(p, I) over its parts, the input embeddings sh
 encoders. A cross-modal encoder cannot score all pairs of a test split on a CPU: evaluation
 ranks by s_intra and re-scores each query's top ``rerank_k`` with eq. 5 (:meth:`SSAMTModel.similarity`).
 
-One file over 300 lines on purpose: inputs, masks and both training phases of one model read top to
-bottom, as nanoGPT's ``model.py`` does; what picks the pairs its inter encoder sees (negatives in training,
+Inputs, masks and both training phases of one model read top to bottom, as nanoGPT's ``model.py`` does;
+what picks the pairs its inter encoder sees (negatives in training,
 re-ranking candidates at test) is :mod:`itmlib.models.candidates`.
 """
 

@@ -25,8 +25,8 @@ over, under) the paper itself says carry meaning (sec. 8.3); scikit-learn's 318-
 drop the numerals too (two, three) and beside/next - words the synthetic captions rely on. ``drop_last_wordpiece=True`` reproduces the
 public code's ``s_seq[:, 1:-2]``, which also drops the last word-piece.
 
-One module for one model (config, text inputs, both encoders, scores, extraction and the
-shape walk-through of notebook 08), hence its ~410 lines; the alignment pooling lives in
+One module for one model (config, text inputs, both encoders, scores, extraction); notebook 08's shape
+walk-through is :mod:`itmlib.models.teran_shapes`, the alignment pooling lives in
 :mod:`itmlib.models.alignment`, the paper's experiments in :mod:`itmlib.papers.teran`.
 
 Speed on a CPU: with ``finetune_text=False`` the BERT states of every caption
@@ -381,34 +381,4 @@ def _used_span(tokens: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, 
     return tokens[:, lo:hi], mask[:, lo:hi]
 
 
-@torch.no_grad()
-def shape_walkthrough(model: TERANModel, ds: ITMDataset, images: Sequence[int] = (0, 1),
-                      vocab: Vocab | None = None) -> list[tuple[str, tuple[int, ...]]]:
-    """(stage, tensor shape) through both pipelines for a few images and their first captions."""
-    was = model.training
-    model.eval()
-    idx = np.asarray(images)
-    f, m = region_inputs(ds, idx, model.cfg.use_boxes)
-    caps = [ds.captions_of(int(i))[0] for i in idx]
-    text = model.text_inputs(caps, vocab)
-    out: list[tuple[str, tuple[int, ...]]] = [("region features + box [x1,y1,x2,y2,area]", tuple(f.shape))]
-    x = torch.cat([f.new_zeros(len(idx), 1, f.shape[2]), f], dim=1)
-    out.append(("+ zero CLS slot", tuple(x.shape)))
-    h = model.box_mlp(x)
-    out.append(("box MLP (concat-and-process)", tuple(h.shape)))
-    full = torch.cat([m.new_ones(len(idx), 1), m], dim=1)
-    h = model.visual_te(h, src_key_padding_mask=~full)
-    out.append((f"visual TE x{model.cfg.visual_layers}", tuple(h.shape)))
-    h = model.img_proj(h)
-    out.append(("linear projection to the joint space", tuple(h.shape)))
-    reg, rmask, _ = model.encode_regions(f, m)
-    out.append((f"joint TE x{model.cfg.joint_layers}, L2-normalised: region tokens", tuple(reg.shape)))
-    out.append(("caption token ids" + (" ([CLS] ... [SEP])" if model.cfg.text_encoder == "bert" else ""),
-                tuple(text["ids"].shape)))
-    wrd, wmask, _ = model.encode_words(text)
-    out.append((f"{model.cfg.text_encoder} -> projection -> TE x{model.cfg.joint_layers}: word tokens", tuple(wrd.shape)))
-    A = torch.einsum("ird,twd->itrw", reg, wrd)
-    out.append(("alignment matrix A (images x captions x regions x words)", tuple(A.shape)))
-    out.append((f"pooled scores ({model.cfg.pooling})", tuple(pool_alignments(A, rmask, wmask, model.cfg.pooling).shape)))
-    model.train(was)
-    return out
+from .teran_shapes import shape_walkthrough  # noqa: E402 - re-exported: notebook 08 reads it here

@@ -41,14 +41,12 @@ With ``max_violation`` the triplet loss sums over all negatives for the first
 warm-up): hardest negatives from a random start leave the loss stuck at
 ``2 B margin`` (vsepp#27), which we saw too at the smoke scale.
 
-Over 300 lines on purpose: the loop, its checkpoints, the dev selection and :func:`evaluate` must
-agree on one config hash and one batch step, and read top to bottom in one place.
+The config and its hash live in :mod:`itmlib.training.run_config`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import logging
 import os
@@ -62,125 +60,23 @@ import pandas as pd
 import torch
 from ..console import bar, log_line
 
-from ..config import check_choice, check_positive, resolve_device
+from ..config import resolve_device
 from ..data.base import ITMDataset
-from ..losses import SAMPLINGS, batch_phi, phi_index, sam_loss, triplet_loss
+from ..losses import batch_phi, phi_index, sam_loss, triplet_loss
 from ..losses.triplet import positive_mask_from_ids
 from ..metrics import ncs, ndcg, retrieval_recall
 from ..data.inputs import region_inputs
-from ..models import ITMModel, ModelConfig, VSEConfig, build_model, check_model_config
+from ..models import ITMModel, build_model
 from ..models.vocab import Vocab
 from ..paths import resolve_path
+from .run_config import SAM_FIELDS, SAMConfig, TrainConfig, config_dict, config_hash
 
-__all__ = ["TrainConfig", "SAMConfig", "SAM_FIELDS", "TrainResult", "train", "evaluate", "dev_scores", "config_hash",
+__all__ = ["TrainConfig", "SAMConfig", "SAM_FIELDS", "TrainResult", "train", "evaluate", "dev_scores", "config_hash", "config_dict",
            "score_batch", "DEV_NDCG_K",
            "linear_lr",
            "checkpoint_folder", "epochs_done", "phase_one_run"]
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class SAMConfig:
-    """The Semantic Adaptive Margin's settings (eq. 7, :func:`~itmlib.losses.sam_loss`), used when a
-    :class:`TrainConfig`'s ``loss`` is ``"sam"``. Stored and hashed flat, beside the other fields of the run
-    (:func:`config_dict`), so that the names a member record and the explorer use are these."""
-
-    tau: float = 5.0                 # SAM temperature
-    sampling: str = "soft"           # SAM negatives: hard / soft / random
-    sam_mode: str = "paper"          # "paper" (eq. 7) or "reference" (public code)
-    keep_triplet: bool = False       # SAM + eq. 6
-    sam_weight: float = 1.0          # weight of the SAM hinge (the public code: cider_weight 5-10 on top of its losses)
-    phi_control: str = "none"        # "shuffled": the negatives' φ permuted within the batch (SAM's control arm)
-    phi_self: str = "include"        # "leave_one_out": G_p without the positive's own caption c_p
-    sam_warmup: bool = False         # during warmup_epochs the SAM hinge sums over all negatives, as the triplet does
-
-    def __post_init__(self) -> None:
-        check_choice("sampling", self.sampling, SAMPLINGS)
-        check_choice("sam_mode", self.sam_mode, ("paper", "reference"))
-        check_choice("phi_control", self.phi_control, ("none", "shuffled"))
-        check_choice("phi_self", self.phi_self, ("include", "leave_one_out"))
-        if self.sam_weight < 0:
-            raise ValueError(f"sam_weight must be >= 0, got {self.sam_weight}")
-        check_positive("tau", self.tau)
-
-
-#: SAMConfig's field names: in a flat config (a record's, :meth:`TrainConfig.of`) they set ``sam``
-SAM_FIELDS = tuple(f.name for f in dataclasses.fields(SAMConfig))
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    """Everything that determines a training run (its hash names the checkpoint).
-
-    ``model`` is the typed config of the model trained (:class:`~itmlib.models.vse.VSEConfig`
-    or :class:`~itmlib.models.teran.TERANConfig`), ``sam`` the SAM loss's settings (read with
-    ``loss="sam"``); the rest is the loss and the optimiser. :meth:`of` builds one from flat fields, as a
-    member record stores them."""
-
-    loss: str = "triplet"            # "triplet" (VSE++) or "sam"
-    margin: float = 0.2
-    max_violation: bool = True
-    warmup_epochs: int = 1           # epochs summing over all negatives before max_violation (VSE-infinity's warm-up)
-    sam: SAMConfig = field(default_factory=SAMConfig)
-    epochs: int = 3                  # the most epochs a run trains (its budget)
-    patience: int = 0                # early stopping: stop once dev has not improved for this many epochs (0: never)
-    batch_size: int = 64
-    lr: float = 1e-3                 # VSE++/CVSE use 2e-4 at 1024-d; chosen on the baseline's dev split before any SAM run
-    lr_decay_epochs: int = 15
-    lr_warmup_iters: int = 0         # linear lr warm-up over the first iterations (TERAN's F30K config: 1000)
-    lr_schedule: str = "step"        # "step" (x0.1 every lr_decay_epochs) or "linear" (warm-up, then linear decay to 0)
-    phase_one_lr: float = 0.0        # a two-phase model's first-phase peak lr (0: lr)
-    grad_clip: float = 2.0
-    select_by: str = "rsum"          # "rsum", "nsum" (needs a dev_relevance matrix) or "ndcg" (TERAN; a matrix or mapping)
-    seed: int = 0
-    data: str = ""                   # a description of the training data (part of the hash)
-    model: ModelConfig = field(default_factory=VSEConfig)
-
-    def __post_init__(self) -> None:
-        check_model_config(self.model)
-        if not isinstance(self.sam, SAMConfig):
-            raise ValueError(f"sam must be a SAMConfig, got {type(self.sam).__name__}")
-        check_choice("loss", self.loss, ("triplet", "sam"))
-        check_choice("select_by", self.select_by, ("rsum", "nsum", "ndcg"))
-        check_choice("lr_schedule", self.lr_schedule, ("step", "linear"))
-        if self.phase_one_lr < 0:
-            raise ValueError(f"phase_one_lr must be >= 0 (0: lr), got {self.phase_one_lr}")
-        if self.patience < 0:
-            raise ValueError(f"patience must be >= 0 (0: no early stopping), got {self.patience}")
-        if self.warmup_epochs < 0 or self.lr_warmup_iters < 0:
-            raise ValueError(f"warmup_epochs and lr_warmup_iters must be >= 0, got {self.warmup_epochs}, "
-                             f"{self.lr_warmup_iters}")
-        for f in ("epochs", "batch_size", "lr_decay_epochs"):
-            check_positive(f, getattr(self, f), integer=True)
-        check_positive("lr", self.lr)
-        check_positive("grad_clip", self.grad_clip)
-        if self.batch_size < 2:
-            raise ValueError(f"batch_size must be >= 2 (negatives come from the batch), got {self.batch_size}")
-
-    def with_model(self, **fields: Any) -> "TrainConfig":
-        """This config with some fields of its model config replaced (e.g. ``pooling="mwsr"``)."""
-        return dataclasses.replace(self, model=dataclasses.replace(self.model, **fields))
-
-    def with_sam(self, **fields: Any) -> "TrainConfig":
-        """This config with some SAM settings replaced (e.g. ``phi_control="shuffled"``)."""
-        return dataclasses.replace(self, sam=dataclasses.replace(self.sam, **fields))
-
-    @classmethod
-    def of(cls, **fields: Any) -> "TrainConfig":
-        """A config from flat fields - its own and :class:`SAMConfig`'s by name (``loss="sam", tau=3``), the way
-        a member record and the explorer name them."""
-        sam = {k: fields.pop(k) for k in SAM_FIELDS if k in fields}
-        if sam:
-            fields["sam"] = dataclasses.replace(fields.get("sam", SAMConfig()), **sam)
-        return cls(**fields)
-
-
-#: fields added after checkpoints existed: left out of the stored config (and the hash) while at these
-#: defaults, so every earlier checkpoint keeps its name
-_LATER_FIELDS = {"lr_warmup_iters": 0, "sam_weight": 1.0, "phi_control": "none", "phi_self": "include",
-                 "sam_warmup": False, "lr_schedule": "step", "phase_one_lr": 0.0,
-                "patience": 0}
 
 
 def linear_lr(peak: float, t: int, total: int, warmup: int) -> float:
@@ -194,24 +90,6 @@ def linear_lr(peak: float, t: int, total: int, warmup: int) -> float:
     if t < warmup:
         return peak * (t + 1) / warmup
     return peak * max(0, total - t) / (total - warmup)
-_LATER_MODEL_FIELDS = {"finetune_layers": 0, "select_after": 0, "rule3": "phrase_attends"}
-
-
-def config_dict(cfg: TrainConfig) -> dict[str, Any]:
-    """The config as stored in checkpoints and hashed: SAM's settings flat in their old place (after
-    ``warmup_epochs``, so every committed checkpoint and record keeps its hash and its bytes), the model config
-    nested with its kind (fields of :data:`_LATER_FIELDS` left out at their defaults)."""
-    flat: dict[str, Any] = {}
-    for k, v in dataclasses.asdict(cfg).items():
-        flat.update(v if k == "sam" else {k: v})
-    d = {k: v for k, v in flat.items() if not (k in _LATER_FIELDS and v == _LATER_FIELDS[k])}
-    d["model"] = {"kind": cfg.model.kind, **{k: v for k, v in d["model"].items()
-                                             if not (k in _LATER_MODEL_FIELDS and v == _LATER_MODEL_FIELDS[k])}}
-    return d
-
-
-def config_hash(cfg: TrainConfig) -> str:
-    return hashlib.sha256(json.dumps(config_dict(cfg), sort_keys=True).encode()).hexdigest()[:16]
 
 
 @dataclass
@@ -411,9 +289,8 @@ def _batch_loss(model: ITMModel, cfg: TrainConfig, train_ds: ITMDataset, text: d
         return triplet_loss(scores, cfg.margin, hardest, same)
     sam = cfg.sam
     phi = batch_phi(cider, img_idx, cap_idx, leave_one_out=sam.phi_self == "leave_one_out")
-    loss, _ = sam_loss(scores, phi, tau=sam.tau, sampling=sam.sampling, mode=sam.sam_mode, keep_triplet=sam.keep_triplet,
-                       margin=cfg.margin, max_violation=hardest, positive_mask=same, generator=gen,
-                       phi_control=sam.phi_control, sam_weight=sam.sam_weight, control_generator=shuffle_gen,
+    loss, _ = sam_loss(scores, phi, sam, margin=cfg.margin, max_violation=hardest, positive_mask=same, generator=gen,
+                       control_generator=shuffle_gen,
                        all_negatives=sam.sam_warmup and cfg.max_violation and epoch < cfg.warmup_epochs)
     return loss
 
@@ -441,6 +318,17 @@ def _end_epoch(run: _Run, cfg: TrainConfig, epoch: int, losses: list[float], dev
     return stopped
 
 
+def _check_inputs(cfg: TrainConfig, train_ds: ITMDataset, dev_relevance: Any) -> None:
+    """What :func:`train` refuses: a selection without the relevance it reads, a dataset without image features."""
+    if cfg.select_by == "nsum" and (dev_relevance is None or isinstance(dev_relevance, Mapping)):
+        raise ValueError("select_by='nsum' needs dev_relevance (an (n_images, n_captions) relevance matrix of dev)")
+    if cfg.select_by == "ndcg" and dev_relevance is None:
+        raise ValueError("select_by='ndcg' needs dev_relevance (a relevance matrix of dev, or a mapping name -> matrix, "
+                         "e.g. itmlib.papers.teran.teran_dev_relevance(dev_ds))")
+    if train_ds.regions.shape[1] == 0:
+        raise ValueError(f"{train_ds.name}/{train_ds.split} has no image features to train on")
+
+
 def train(cfg: TrainConfig, train_ds: ITMDataset, dev_ds: ITMDataset, *,
           dev_relevance: np.ndarray | Mapping[str, np.ndarray] | None = None,
           ckpt_dir: str | os.PathLike[str] = "runs/checkpoints", name: str = "vse", device: str = "auto",
@@ -450,13 +338,7 @@ def train(cfg: TrainConfig, train_ds: ITMDataset, dev_ds: ITMDataset, *,
 
     ``stop_after``: stop after that many epochs of this call (to simulate an interruption in tests).
     """
-    if cfg.select_by == "nsum" and (dev_relevance is None or isinstance(dev_relevance, Mapping)):
-        raise ValueError("select_by='nsum' needs dev_relevance (an (n_images, n_captions) relevance matrix of dev)")
-    if cfg.select_by == "ndcg" and dev_relevance is None:
-        raise ValueError("select_by='ndcg' needs dev_relevance (a relevance matrix of dev, or a mapping name -> matrix, "
-                         "e.g. itmlib.papers.teran.teran_dev_relevance(dev_ds))")
-    if train_ds.regions.shape[1] == 0:
-        raise ValueError(f"{train_ds.name}/{train_ds.split} has no image features to train on")
+    _check_inputs(cfg, train_ds, dev_relevance)
     device = resolve_device(device)
     run = _open_run(cfg, train_ds, dev_ds, dev_relevance, ckpt_dir, name, device, progress)
     model, vocab = run.model, run.vocab

@@ -158,6 +158,61 @@ def spatial_relations(box: np.ndarray, near: float = 0.08) -> list[tuple[int, in
     return rels
 
 
+def _sample_actions(rng: np.random.Generator, cfg: WorldConfig, names: list[str], size: np.ndarray) -> list[tuple[int, int, int]]:
+    """(subject, relation, object) actions: each object takes part in at most one; a ridden or sat-on object grows
+    to at least its subject's size (``size`` is updated in place)."""
+    n = len(names)
+    busy = np.zeros(n, bool)
+    actions: list[tuple[int, int, int]] = []
+    for s in rng.permutation(n):
+        if busy[s] or rng.random() >= cfg.action_prob:
+            continue
+        options = []
+        for act in ACTIONS:
+            subj, objs = ACTION_RULES[act]
+            if names[s] not in subj:
+                continue
+            options += [(act, o) for o in range(n) if o != s and not busy[o] and names[o] in objs]
+        if not options:
+            continue
+        act, o = options[int(rng.integers(len(options)))]
+        busy[s] = busy[o] = True
+        actions.append((int(s), _REL[act], int(o)))
+        if act in ("riding", "sitting_on"):
+            size[o] = max(size[o], size[s])  # you sit on or ride something at least your size
+    return actions
+
+
+def _place(rng: np.random.Generator, size: int, box: np.ndarray, placed: np.ndarray,
+           action: tuple[int, int] | None) -> np.ndarray:
+    """One object's box: relative to its subject's box ``box[s]`` when it is an action's object (``action`` =
+    (s, relation)), else by rejection sampling against the boxes already ``placed`` (25 tries, least overlap)."""
+    w, h = _wh(rng, size)
+    if action is not None:
+        s, r = action
+        sb = box[s]
+        scx, scy = (sb[0] + sb[2]) / 2, (sb[1] + sb[3]) / 2
+        act = RELATIONS[r]
+        side = 1 if rng.random() < 0.5 else -1
+        if act in ("riding", "sitting_on"):
+            return _clip_box(scx, sb[3] + h / 2 - 0.35 * (sb[3] - sb[1]), w, h)
+        if act == "holding":
+            return _clip_box(scx + side * ((sb[2] - sb[0]) / 2 + w / 2 - 0.02), scy, w, h)
+        if act == "chasing":
+            return _clip_box(scx + side * ((sb[2] - sb[0]) / 2 + w / 2 + rng.uniform(0.03, 0.12)),
+                             scy + rng.uniform(-0.05, 0.05), w, h)
+        return _clip_box(rng.uniform(0, 1), rng.uniform(0, 1), w, h)   # looking_at: anywhere
+    best, best_ov = None, np.inf
+    for _ in range(25):
+        cand = _clip_box(rng.uniform(0, 1), rng.uniform(0, 1), w, h)
+        ov = max((_iou(cand, box[j]) for j in np.flatnonzero(placed)), default=0.0)
+        if ov < best_ov:
+            best, best_ov = cand, ov
+        if ov < 0.05:
+            break
+    return best
+
+
 def sample_scene(rng: np.random.Generator, cfg: WorldConfig, cat_p: np.ndarray | None = None,
                  color_p: np.ndarray | None = None) -> Scene:
     """Draw one scene: categories, attributes, actions, then boxes.
@@ -177,25 +232,7 @@ def sample_scene(rng: np.random.Generator, cfg: WorldConfig, cat_p: np.ndarray |
     pattern = rng.choice(len(PATTERNS), size=n, p=[0.6, 0.2, 0.2])
     names = [CATEGORIES[c].name for c in cat]
 
-    # actions: each object takes part in at most one action
-    busy = np.zeros(n, bool)
-    actions: list[tuple[int, int, int]] = []
-    for s in rng.permutation(n):
-        if busy[s] or rng.random() >= cfg.action_prob:
-            continue
-        options = []
-        for act in ACTIONS:
-            subj, objs = ACTION_RULES[act]
-            if names[s] not in subj:
-                continue
-            options += [(act, o) for o in range(n) if o != s and not busy[o] and names[o] in objs]
-        if not options:
-            continue
-        act, o = options[int(rng.integers(len(options)))]
-        busy[s] = busy[o] = True
-        actions.append((int(s), _REL[act], int(o)))
-        if act in ("riding", "sitting_on"):
-            size[o] = max(size[o], size[s])  # you sit on or ride something at least your size
+    actions = _sample_actions(rng, cfg, names, size)   # may grow an object to its rider's size
 
     # placement: action subjects and free objects by rejection sampling, action objects relative to subjects
     box = np.zeros((n, 4))
@@ -203,33 +240,7 @@ def sample_scene(rng: np.random.Generator, cfg: WorldConfig, cat_p: np.ndarray |
     obj_of = {o: (s, r) for s, r, o in actions}
     order = [k for k in range(n) if k not in obj_of] + [k for k in range(n) if k in obj_of]
     for k in order:
-        w, h = _wh(rng, int(size[k]))
-        if k in obj_of:
-            s, r = obj_of[k]
-            sb = box[s]
-            scx, scy = (sb[0] + sb[2]) / 2, (sb[1] + sb[3]) / 2
-            act = RELATIONS[r]
-            side = 1 if rng.random() < 0.5 else -1
-            if act in ("riding", "sitting_on"):
-                b = _clip_box(scx, sb[3] + h / 2 - 0.35 * (sb[3] - sb[1]), w, h)
-            elif act == "holding":
-                b = _clip_box(scx + side * ((sb[2] - sb[0]) / 2 + w / 2 - 0.02), scy, w, h)
-            elif act == "chasing":
-                b = _clip_box(scx + side * ((sb[2] - sb[0]) / 2 + w / 2 + rng.uniform(0.03, 0.12)),
-                              scy + rng.uniform(-0.05, 0.05), w, h)
-            else:  # looking_at: anywhere
-                b = _clip_box(rng.uniform(0, 1), rng.uniform(0, 1), w, h)
-        else:
-            best, best_ov = None, np.inf
-            for _ in range(25):
-                cand = _clip_box(rng.uniform(0, 1), rng.uniform(0, 1), w, h)
-                ov = max((_iou(cand, box[j]) for j in np.flatnonzero(placed)), default=0.0)
-                if ov < best_ov:
-                    best, best_ov = cand, ov
-                if ov < 0.05:
-                    break
-            b = best
-        box[k] = b
+        box[k] = _place(rng, int(size[k]), box, placed, obj_of.get(k))
         placed[k] = True
     relations = spatial_relations(box) + actions
     return Scene(cat=cat, color=color, size=size, pattern=pattern, box=box.astype(np.float32),

@@ -1,47 +1,20 @@
-"""Biten et al., *Is an image worth five sentences?* (WACV 2022): the paper's home in itmlib.
-
-Notebooks 01-05. The metrics (Recall, Semantic Recall eq. 4, NCS eq. 5) live in
-:mod:`itmlib.metrics`, the relevance (CIDEr-D, SPICE-like scene-graph F1) in
-:mod:`itmlib.relevance`, the losses in :mod:`itmlib.losses` (triplet eq. 6, SAM eq. 7):
-
-    L_SAM = Σ_{(p, c_p)} [α_t2i - S(p, c_p) + S(p, c_m)]_+ + [α_i2t - S(p, c_p) + S(m, c_p)]_+
-    α     = (φ(G_p, c_p) - φ(G_p, c_m)) / τ,        φ = CIDEr-D against the image's captions G_p
-
-This module holds what is the paper's alone: the VSE++ configs sized by scale, the
-Tables 4/5 grid with its control arms, the scarce-data arms and fraction choice of notebook 05,
-the margin analysis of notebook 04, the run tables its claims are judged on, and the joins that
-put the paper's numbers beside ours. (Over 300 lines because it is one paper's whole
-experimental side, five notebooks; every function is small and paper-specific.)
-
-The control arms ask whether CIDEr-D *semantics* in the margin matter: "shuffled"
-permutes the negatives' φ within the batch (same negatives, same hinges, margins no longer
-tied to their negative), "leave-one-out" drops c_p from G_p (φ(G_p, c_p) otherwise gains
-exactly 2.0 from matching itself). Every SAM claim is judged twice: against the baseline
-and against its shuffled twin.
-"""
+"""Notebook 04's side of Biten et al.: the VSE++ configs sized by scale, the Tables 4/5 grid of SAM settings
+with its control arms, the margins SAM draws (sec. 3.3) and the pooled run tables its claims read."""
 
 from __future__ import annotations
 
 import dataclasses
 import itertools
-from typing import Collection, Iterable, Mapping, Sequence
+from typing import Collection, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
 
-from ..config import check_choice, check_positive, get_scale
-from ..data.base import ITMDataset
-from ..metrics import semantic_recall
-from ..models.vse import VSEConfig, VSEModel
-from ..paper_numbers import paper_table
-from ..training.train import TrainConfig, TrainResult, score_batch
-
-__all__ = ["vse_config", "ablation_settings", "sam_configs",
-           "SAM_ALONE_SUMS_EVERY_NEGATIVE", "SCARCE_ARMS", "scarce_configs", "SCARCE_RECIPE", "recipe_configs",
-           "paper_scarcity", "choose_fractions", "by_control", "scarce_schedule", "scarce_budgets", "label_fractions", "sam_margin_samples",
-           "summarize_margins", "trained_settings", "by_sampling", "by_triplet", "paper_method", "with_paper_columns", "fraction_setting",
-           "tables45_paper", "TABLE1_ROWS", "with_table1_columns", "figure3_table", "figure3_runs", "phi_pos_variance_share",
-           "positives_evaluator"]
+from ...config import check_choice, check_positive, get_scale
+from ...data.base import ITMDataset
+from ...models.vse import VSEConfig, VSEModel
+from ...paper_numbers import paper_table
+from ...training.train import TrainConfig, TrainResult, score_batch
 
 
 def vse_config(scale: str, *, epochs: int | None = None, data: str = "", **overrides) -> TrainConfig:
@@ -117,7 +90,7 @@ def sam_margin_samples(result: TrainResult, ds: ITMDataset, *, tau: float = 5.0,
     """
     import torch
 
-    from ..losses import SAMPLINGS, batch_phi, phi_index, sam_loss
+    from ...losses import SAMPLINGS, SAMConfig, batch_phi, phi_index, sam_loss
 
     check_positive("tau", tau)
     samplings = list(samplings)
@@ -144,7 +117,7 @@ def sam_margin_samples(result: TrainResult, ds: ITMDataset, *, tau: float = 5.0,
                 gold = ds.relevance(img_idx, cap_idx)
                 phi = batch_phi(cider, img_idx, cap_idx)
                 for smp in samplings:
-                    _, d = sam_loss(scores, phi, tau=tau, sampling=smp, mode=mode, positive_mask=same,
+                    _, d = sam_loss(scores, phi, SAMConfig(tau=tau, sampling=smp, sam_mode=mode), positive_mask=same,
                                     generator=torch.Generator().manual_seed(seed))
                     nc = d["neg_c"].numpy()
                     rows.append(pd.DataFrame({"batch": b, "sampling": smp, "image": img_idx, "caption": cap_idx,
@@ -167,7 +140,7 @@ def phi_pos_variance_share(ds: ITMDataset, *, n_pairs: int = 20000, seed: int = 
     only: run it on real COCO captions. With c_p among its own five references, φ_pos = (self + 4 φ_loo) / 5
     where a caption's CIDEr-D with itself is 10 from four words up (fewer words leave 3/4-gram terms
     empty: "a cow" scores 5), so every φ_pos gains ~2.0 and the rest is scaled by 4/5."""
-    from ..losses import batch_phi, phi_index
+    from ...losses import batch_phi, phi_index
 
     check_positive("n_pairs", n_pairs, integer=True)
     rng = np.random.default_rng(seed)
@@ -296,214 +269,8 @@ def by_triplet(runs: pd.DataFrame, configs: dict[str, TrainConfig],
     return out.drop(columns="keep_triplet")
 
 
-def paper_method(method: str, model: str = "CVSE") -> str | None:
-    """The paper's row name for one of our methods: VSE++ -> "CVSE (public code)", VSE++ + SAM -> "CVSE+SAM";
-    None for our control arms (shuffled, leave-one-out), which the paper does not have."""
-    if "shuffled" in method or "leave-one-out" in method:
-        return None
-    return f"{model}+SAM" if "SAM" in method else f"{model} (public code)"
-
-
-def with_paper_columns(table: pd.DataFrame, key: str, setting: pd.Series | str, columns: Sequence[str] = ("rsum", "nsum"),
-                       models: Sequence[str] = ("CVSE",)) -> pd.DataFrame:
-    """``table`` (a ``method`` column) with ``paper_<col> (<model>, F30K)`` columns from the paper's
-    table ``key`` (``ncs_sam_table2``/``ncs_sam_table3``) at ``setting`` (one setting, or one per row:
-    e.g. ``"F-10%"`` for our fraction 0.1). NaN where the paper has no such row."""
-    paper = paper_table(key).set_index(["setting", "method"])
-    out = table.copy()
-    settings = setting if isinstance(setting, pd.Series) else pd.Series(setting, index=out.index)
-    for model in models:
-        for col in columns:
-            out[f"paper_{col} ({model}, F30K)"] = [
-                paper.loc[(s, paper_method(m, model)), col] if (s, paper_method(m, model)) in paper.index else np.nan
-                for s, m in zip(settings, out.method)]
-    return out
-
-
-def fraction_setting(fraction: float) -> str:
-    """The paper's Flickr30K setting name of a training fraction: 0.1 -> "F-10%"."""
-    return f"F-{round(100 * fraction)}%"
-
-
-#: notebook 05's arms: the baseline, SAM, and SAM's two controls (TrainConfig fields over the SAM config)
-SCARCE_ARMS = {"VSE++": {"loss": "triplet"}, "VSE++ + SAM": {}, "VSE++ + SAM shuffled": {"phi_control": "shuffled"},
-               "VSE++ + SAM leave-one-out": {"phi_self": "leave_one_out"}}
-
-
-def scarce_configs(scale: str, arms: Sequence[str], *, data: str, warmup_epochs: int, epochs: int | None = None,
-                   lr_decay_epochs: int | None = None, **sam) -> dict[str, TrainConfig]:
-    """Notebook 05's configs, one per arm of :data:`SCARCE_ARMS`, under one recipe (``warmup_epochs``):
-    the SAM arms share ``sam`` (tau, sampling, sam_mode, keep_triplet); the SAM hinge warms up with the
-    triplet (``sam_warmup``) so that the arms differ by their margins alone."""
-    out = {}
-    for a in arms:
-        check_choice("arm", a, tuple(SCARCE_ARMS))
-        extra = SCARCE_ARMS[a]
-        kw = {"loss": "triplet"} if extra.get("loss") == "triplet" else {"loss": "sam", "sam_warmup": True, **sam, **extra}
-        if lr_decay_epochs:
-            kw["lr_decay_epochs"] = lr_decay_epochs
-        out[a] = vse_config(scale, epochs=epochs, data=data, warmup_epochs=warmup_epochs, **kw)
-    return out
-
-
-#: Notebook 05's default recipe (its parameters' defaults): one warm-up epoch, tau 5, the furthest negatives
-#: ("soft", the paper's best on average), eq. 7's margins, the triplet kept beside the SAM hinge.
-SCARCE_RECIPE = {"warmup_epochs": 1, "tau": 5.0, "sampling": "soft", "sam_mode": "paper", "keep_triplet": True}
-
-
-def recipe_configs(scale: str, arms: Sequence[str], *, data: str, epochs: int | None = None) -> dict[str, TrainConfig]:
-    """:func:`scarce_configs` under notebook 05's default recipe (:data:`SCARCE_RECIPE`) and schedule
-    (:func:`scarce_schedule`): the arms notebook 09 trains on real captions, and the CPU pool trains for it."""
-    return scarce_configs(scale, arms, data=data, **SCARCE_RECIPE, **scarce_schedule(scale, epochs))
-
-
-def scarce_schedule(scale: str, epochs: int | None = None) -> dict[str, int]:
-    """Notebook 05's schedule: ``epochs`` (default twice the scale's; the scale's own at ``smoke``, which
-    only has to run in minutes) with the learning rate x0.1 halfway, as the public SAM/CVSE code trains
-    (30-50 epochs with a decay); a small subset has few batches per epoch, so the longer schedule is
-    what lets it converge."""
-    sc = get_scale(scale)
-    n = epochs or (sc.epochs if sc.name == "smoke" else 2 * sc.epochs)
-    return {"epochs": n, "lr_decay_epochs": max(n // 2, 1)}
-
-
-def scarce_budgets(scale: str, fractions: Sequence[float], warmup_epochs: int, epochs: int | None = None,
-                   no_warmup_epochs: int = 0) -> list[tuple[dict[str, int], list[float]]]:
-    """Each fraction's schedule under one recipe, grouped: ``[(schedule, fractions), ...]``, smallest fraction
-    first. A recipe with a warm-up, or ``no_warmup_epochs`` 0, trains every fraction for :func:`scarce_schedule`'s
-    ``epochs``. Without the warm-up the smallest fraction trains ``no_warmup_epochs`` (the probe on the F-10%
-    baseline's dev curve chose 240 at medium) and a larger fraction f as many optimiser steps,
-    ``round(no_warmup_epochs * f_min / f)`` epochs, never fewer than ``epochs``: F-25%'s 4x the images at 60
-    epochs take the steps F-10%'s take at 240."""
-    fs = sorted({float(f) for f in fractions})
-    if not fs:
-        raise ValueError("scarce_budgets: no fractions given")
-    if no_warmup_epochs < 0:
-        raise ValueError(f"no_warmup_epochs must be 0 (as epochs) or a number of epochs, got {no_warmup_epochs}")
-    base = scarce_schedule(scale, epochs)["epochs"]
-    groups: dict[int, list[float]] = {}
-    for f in fs:
-        n = max(base, round(no_warmup_epochs * fs[0] / f)) if warmup_epochs == 0 and no_warmup_epochs else base
-        groups.setdefault(n, []).append(f)
-    return [(scarce_schedule(scale, n), group) for n, group in groups.items()]
-
-
-def label_fractions(fractions: Sequence[float], settings: Sequence[str] | Mapping[str, float] = ("F-10%", "F-25%")) -> pd.DataFrame:
-    """Fractions a user gave, smallest first, labelled with the paper settings they stand in for
-    (the smallest for the scarcest); fractions beyond the settings are labelled by themselves. Given
-    ``settings`` as a mapping setting -> the paper's share (:func:`paper_scarcity`), the table has that
-    share beside each setting as ``paper share``, as :func:`choose_fractions` does."""
-    fs = sorted({float(f) for f in fractions})
-    names = list(settings)
-    out = pd.DataFrame({"setting": [names[i] if i < len(names) else f"ours {f:g}" for i, f in enumerate(fs)],
-                        "fraction": fs})
-    if isinstance(settings, Mapping):
-        out.insert(1, "paper share", out.setting.map(lambda s: settings.get(s, np.nan)))
-    return out
-
-
-def paper_scarcity(settings: Sequence[str] = ("F-10%", "F-25%"), model: str = "CVSE") -> dict[str, float]:
-    """How scarce the paper's reduced-data settings are: the baseline's Rsum at each setting (Table 2,
-    Flickr30K) as a share of its full-data Rsum (Table 3). CVSE: F-10% 0.29, F-25% 0.62."""
-    t2 = paper_table("ncs_sam_table2").set_index(["setting", "method"]).rsum
-    full = paper_table("ncs_sam_table3").set_index(["setting", "method"]).rsum[("F30K", paper_method("VSE++", model))]
-    return {s: float(t2[(s, paper_method("VSE++", model))] / full) for s in settings}
-
-
-def choose_fractions(baseline: pd.DataFrame, full_rsum: float, targets: Mapping[str, float]) -> pd.DataFrame:
-    """For each paper setting, the training fraction at which *our baseline* is as scarce as the paper's:
-    the candidate (a ``fraction`` of ``baseline``'s runs, mean Rsum over its seeds) whose share of
-    ``full_rsum`` is nearest the setting's target share (:func:`paper_scarcity`). Chosen on the
-    baseline alone, before any SAM run. One row per setting: setting, the paper's share (the target),
-    fraction, our baseline's Rsum and share there."""
-    if not full_rsum > 0:
-        raise ValueError(f"full_rsum must be > 0 (the full-data baseline's Rsum), got {full_rsum}")
-    if baseline.empty:
-        raise ValueError("choose_fractions needs baseline runs at one or more candidate fractions")
-    mean = baseline.groupby("fraction").rsum.mean()
-    rows = []
-    for setting, share in targets.items():
-        f = float((mean / full_rsum - share).abs().idxmin())
-        rows.append({"setting": setting, "paper share": share, "fraction": f, "baseline rsum": float(mean[f]),
-                     "share": float(mean[f] / full_rsum)})
-    return pd.DataFrame(rows)
-
-
-#: our relevance rows of Table 1 -> the paper's rows ("SPICE-like": whichever scene-graph F1 parses text as SPICE does)
-TABLE1_ROWS = {"Binary relevance (GT)": "Binary relevance (GT)", "CIDEr-D": "NCS with CIDEr", "SPICE-like": "NCS with SPICE"}
-
-
-def with_table1_columns(table: pd.DataFrame, spice_like: str) -> pd.DataFrame:
-    """``table`` (a ``metric`` column of relevance names) with the paper's Table 1 Pearson r beside the
-    matching rows: binary GT, CIDEr(-D), and SPICE beside ``spice_like`` (the row that parses captions
-    into scene graphs, as SPICE does); NaN beside the others."""
-    paper = paper_table("ncs_sam_table1").set_index("metric")
-    rows = table.metric.map(lambda m: TABLE1_ROWS.get("SPICE-like" if m == spice_like else m))
-    out = table.copy()
-    for ours, theirs in (("paper_pearson_all", "all_pairs"), ("paper_pearson_non_gt", "non_gt_pairs")):
-        out[ours] = [paper.loc[r, theirs] if isinstance(r, str) else np.nan for r in rows]
-    return out
-
-
-def figure3_table(sims: Mapping[str, np.ndarray], relevance: np.ndarray, img_of_caption: np.ndarray, *,
-                  k: int = 5, m_values: Sequence[int] = (1, 2, 3, 5)) -> pd.DataFrame:
-    """Figure 3's curves, text-to-image: per retriever and m, R@k over the m most relevant non-GT
-    images (a hit if any is in the top k) and Semantic Recall@k (eq. 4, the share found), with the
-    number of captions skipped because fewer than one image has relevance > 0."""
-    rows = []
-    for name, s in sims.items():
-        for m in m_values:
-            hit = semantic_recall(s, relevance, img_of_caption, k=k, m=m, kind="first_hit", directions=("t2i",))
-            sr = semantic_recall(s, relevance, img_of_caption, k=k, m=m, directions=("t2i",))
-            rows.append({"retriever": name, "m": m, f"R@{k} (any of m)": hit[f"t2i_sr{k}"], f"SR@{k}": sr[f"t2i_sr{k}"],
-                         "queries skipped": sr["t2i_skipped"]})
-    return pd.DataFrame(rows)
-
-
-def figure3_runs(fig3: pd.DataFrame, *, control: str = "random") -> pd.DataFrame:
-    """The run table Figure 3's claims read: each retriever but the ``control`` at its smallest
-    and largest m (methods ``"smallest m"`` / ``"largest m"``, paired by retriever)."""
-    k = next(c for c in fig3.columns if c.startswith("SR@"))[3:]
-    lo, hi = fig3.m.min(), fig3.m.max()
-    ends = fig3[fig3.m.isin([lo, hi]) & (fig3.retriever != control)]
-    return pd.DataFrame({"retriever": ends.retriever.to_numpy(),
-                         "method": np.where(ends.m == lo, "smallest m", "largest m"),
-                         "recall_any": ends[f"R@{k} (any of m)"].to_numpy(), "semantic_recall": ends[f"SR@{k}"].to_numpy()})
-
-
 def tables45_paper() -> pd.DataFrame:
     """Tables 4 and 5 (Flickr30K columns) as one frame keyed by (tau, sampling, keep_triplet)."""
     p45 = pd.concat([paper_table("ncs_sam_table4"), paper_table("ncs_sam_table5")], ignore_index=True)
     return p45[["tau", "sampling", "keep_triplet", "f30k_nsum", "f30k_nsum_nogt", "f30k_rsum"]].rename(
         columns=lambda c: c.replace("f30k", "paper_f30k"))
-
-
-def positives_evaluator(test_ds: ITMDataset, relevance: np.ndarray | None, *, device: str = "auto"):
-    """An ``evaluate_fn`` for :func:`itmlib.training.grid.run_grid`: the default evaluation (Recall, NCS with
-    ``relevance``) plus, for every set of human-verified positives ``test_ds`` carries (CxC, ECCV Caption on
-    real COCO ids), mAP@R and R-Precision both ways (:func:`itmlib.metrics.map_at_r`, checked against
-    ``eccv_caption``'s own function), columns ``<set>_<direction>_map_at_r`` / ``..._r_precision``. On a
-    subset of the Karpathy 5k test (1,000 images at medium) a query's positives are those inside it: not the
-    ECCV benchmark's numbers, which rank all 5,000 images. Text-to-image reads a set's own caption queries where
-    the dataset carries them (``<set>_t2i``: ECCV Caption's ``caption_to_image``), and each direction names how
-    many queries it evaluated (``<set>_<direction>_queries``)."""
-    from ..config import array_key, resolve_device
-    from ..metrics import map_at_r
-    from ..training.train import evaluate
-
-    device = resolve_device(device)
-
-    def fn(name: str, result: TrainResult, ds: ITMDataset) -> list[dict[str, float]]:
-        sims = result.model.similarity(ds, result.vocab, device)
-        row = evaluate(result.model, result.vocab, ds, relevance, sims=sims)
-        positives = ds.positives or {}
-        for kind, pos in sorted(positives.items()):
-            if not kind.endswith("_t2i"):   # its caption queries, where the set defines them apart
-                row |= {f"{kind}_{k}": v for k, v in map_at_r(sims, pos, ds.img_of_caption,
-                                                               positives.get(f"{kind}_t2i")).items()}
-        return [row]
-
-    fn.cache_key = (f"positives-eval-v2|{test_ds.source}|{test_ds.split}|{test_ds.n_images}|"
-                    f"relevance {array_key(relevance) if relevance is not None else 'none'}|"
-                    f"positives {','.join(sorted(test_ds.positives or {}))}")
-    return fn
