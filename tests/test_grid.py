@@ -220,7 +220,7 @@ def test_an_evaluator_with_a_cache_key_runs_once_per_checkpoint(tmp_path, tiny):
     assert len(calls) == 4
 
 
-def test_member_records_stand_in_for_training_and_give_the_same_tables(tmp_path, tiny, capsys):
+def test_member_records_stand_in_for_training_and_give_the_same_tables(tmp_path, tiny, capsys, monkeypatch):
     """A grid cut off (or run on a machine whose checkpoints are gone) is finished from its member records:
     the members it holds are neither trained nor evaluated, and the tables are the same bytes."""
     import shutil
@@ -247,9 +247,15 @@ def test_member_records_stand_in_for_training_and_give_the_same_tables(tmp_path,
     for p in rec.glob(one + "-*.json"):
         p.unlink()                                                    # ... and one member never finished
     capsys.readouterr()
-    # executor "records" trains nothing: the three recorded members, the fourth named as left out
+    # executor "records" trains nothing and names the member without a record in an error ...
+    from itmlib.training.grid import MissingMembers
+
+    with pytest.raises(MissingMembers, match=r"1 of 4 members of the grid have no member record: SAM, fraction 1, seed 1 "):
+        run_grid(cfgs, tr, dv, dv, dv.relevance(), **kw,
+                 context=on.replace(ckpt_dir=tmp_path / "b", record_dir=rec, executor="records"))
+    # ... and "records:partial" reads the three recorded members, the fourth named as left out
     held, _ = run_grid(cfgs, tr, dv, dv, dv.relevance(), **kw,
-                       context=on.replace(ckpt_dir=tmp_path / "b", record_dir=rec, executor="records"))
+                       context=on.replace(ckpt_dir=tmp_path / "b", record_dir=rec, executor="records:partial"))
     assert "1 of 4 members have no record yet and are left out: SAM, fraction 1, seed 1" in capsys.readouterr().out
     assert not (tmp_path / "b").exists()
     assert as_csv(held) == as_csv(plain[~((plain.method == "SAM") & (plain.seed == 1))].reset_index(drop=True))
@@ -260,6 +266,23 @@ def test_member_records_stand_in_for_training_and_give_the_same_tables(tmp_path,
     assert "3 from their records" in out and out.count("from its member record") == 3
     assert len(list((tmp_path / "b").iterdir())) == 1                 # only the missing member trained
     assert as_csv(again) == as_csv(plain) and as_csv(h2) == as_csv(hp)
+    # every committed record is a member of the plan: a config changed under one names it missing, and the
+    # record of the config as it was is an orphan of the run (what `make tables` reports and fails on)
+    import dataclasses
+
+    from itmlib.training.grid import MissingMembers
+    from itmlib.training.records import orphan_records
+
+    log = tmp_path / "read.log"
+    monkeypatch.setenv("ITM_RECORDS_READ", str(log))
+    run_grid(cfgs, tr, dv, dv, dv.relevance(), **kw, context=on.replace(record_dir=rec, executor="records"))
+    assert orphan_records(rec, log) == []                              # the plan names all four
+    log.unlink()
+    changed = {**cfgs, "SAM": dataclasses.replace(cfgs["SAM"], lr=2 * cfgs["SAM"].lr)}
+    with pytest.raises(MissingMembers, match=r"2 of 4 members of the grid have no member record: SAM, fraction 1, seed 0"):
+        run_grid(changed, tr, dv, dv, dv.relevance(), **kw, context=on.replace(record_dir=rec, executor="records"))
+    assert sorted(p.name.split("-")[0] for p in orphan_records(rec, log)) == ["SAM", "SAM"]
+    monkeypatch.delenv("ITM_RECORDS_READ")
     # another test split is another evaluation: its records are not taken
     other, _ = run_grid(cfgs, tr, dv, tr, tr.relevance(), **kw, context=on.replace(ckpt_dir=tmp_path / "b", record_dir=rec))
     assert len(list(rec.glob("*.json"))) == 8 and not other.rsum.equals(again.rsum)

@@ -32,6 +32,7 @@ from typing import Any, Iterator
 from ..config import check_choice, SCALES
 from ..paths import repo_root, resolve_path, shown_path
 from ..console import format_duration
+from ..training.records import RECORDS_READ, orphan_records
 from .params import cli_value
 
 __all__ = ["NOTEBOOKS", "notebook_paths", "scale_overrides", "run_notebook", "clean_executed", "keep_executed", "main"]
@@ -219,7 +220,7 @@ def run_notebook(notebook: str | Path, output: str | Path, parameters: dict[str,
     return time.perf_counter() - t0
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m itmlib.course.notebooks", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -235,6 +236,11 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--threads", type=int, default=None,
                      help="torch/BLAS threads of each notebook's kernel (default: torch's, every core); 1 beside a "
                           "running `-p executor processes:N` grid, which already keeps N cores busy")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = _parser()
     args = ap.parse_args(argv)
     if args.threads is not None:
         if args.threads < 1:
@@ -249,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
         if missing:
             ap.error(f"no such notebook(s): {sorted(missing)}")
         paths = [p for p in paths if p.stem in args.only]
-    timings = []
+    timings, orphans = [], []
     log = resolve_path(args.output_dir) / "timings.json"
     seen = json.loads(log.read_text()) if log.is_file() else {}
     for nb in paths:
@@ -262,8 +268,12 @@ def main(argv: list[str] | None = None) -> int:
         plog = resolve_path(args.output_dir) / "progress.log"
         # the kernel inherits both: no progress bars saved in the notebook, per-member lines to this terminal
         # HF_HUB_DISABLE_PROGRESS_BARS: transformers' own bars ("Loading weights") ignore TQDM_DISABLE
-        with _environ(TQDM_DISABLE="1", HF_HUB_DISABLE_PROGRESS_BARS="1", ITM_PROGRESS_LOG=str(plog)), _Tail(plog):
+        read_log = resolve_path(args.output_dir) / f"{nb.stem}.records-read"
+        read_log.unlink(missing_ok=True)
+        with _environ(TQDM_DISABLE="1", HF_HUB_DISABLE_PROGRESS_BARS="1", ITM_PROGRESS_LOG=str(plog),
+                      **{RECORDS_READ: str(read_log)}), _Tail(plog):
             secs = run_notebook(nb, out, params)
+        orphans += [(nb.stem, p) for p in orphan_records(resolve_path(args.results_dir) / nb.stem / "members", read_log)]
         timings.append((nb.stem, secs))
         if args.keep_executed:
             print(f"[itm-course] executed copy: {keep_executed(out, args.results_dir)}", flush=True)
@@ -280,7 +290,10 @@ def main(argv: list[str] | None = None) -> int:
 
         write_conclusions("README.md", "results")
         print("[itm-course] results/README.md and README.md: claims and conclusions regenerated", flush=True)
-    return 0
+    for stem, p in orphans:
+        print(f"[itm-course] {stem}: {p.name} is a member record of no grid of the notebook's plan "
+              "(a config changed under it, or the plan dropped its member): retrain, or remove it", flush=True)
+    return 1 if orphans else 0
 
 
 if __name__ == "__main__":  # pragma: no cover

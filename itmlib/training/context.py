@@ -18,13 +18,16 @@ __all__ = ["RunContext", "parse_executor"]
 
 
 def parse_executor(executor: str) -> tuple[str, Any]:
-    """``("inline", None)``, ``("records", None)``, ``("processes", N)`` or ``("dask", address)`` from an
-    executor string. ``"records"`` trains nothing: a grid is what its member records hold
-    (:func:`~itmlib.training.grid.run_grid`)."""
+    """``("inline", None)``, ``("records", None)``, ``("records", "partial")``, ``("processes", N)`` or
+    ``("dask", address)`` from an executor string. ``"records"`` trains nothing: a grid is what its member records
+    hold, every member of it (:func:`~itmlib.training.grid.run_grid`); ``"records:partial"`` reads a grid still
+    training, leaving out the members without a record."""
     if not isinstance(executor, str) or not executor:
-        raise ValueError(f"executor must be 'inline', 'records', 'processes:N' or 'dask:ADDRESS', got {executor!r}")
+        raise ValueError(f"executor must be 'inline', 'records', 'records:partial', 'processes:N' or 'dask:ADDRESS', got {executor!r}")
     if executor in ("inline", "records"):
         return executor, None
+    if executor == "records:partial":
+        return "records", "partial"
     if executor.startswith("processes:"):
         n = executor.split(":", 1)[1]
         if not n.isdigit() or int(n) < 1:
@@ -35,7 +38,7 @@ def parse_executor(executor: str) -> tuple[str, Any]:
         if not addr:
             raise ValueError("executor 'dask:ADDRESS' needs the scheduler's address, e.g. dask:tcp://10.0.0.1:8786")
         return "dask", addr
-    raise ValueError(f"executor must be 'inline', 'records', 'processes:N' or 'dask:ADDRESS', got {executor!r}")
+    raise ValueError(f"executor must be 'inline', 'records', 'records:partial', 'processes:N' or 'dask:ADDRESS', got {executor!r}")
 
 
 @dataclass(frozen=True)
