@@ -237,10 +237,10 @@ def test_a_claim_whose_baseline_a_longer_probe_finds_still_rising_is_not_judged(
                          for m in ("VSE++", "VSE++ + SAM") for s in range(5)])
     flat = [10.0, 20.0, 30.0, 30.2, 30.1]
     recs = Training(tuple(_rec(m, s, flat, 4) for m in ("VSE++", "VSE++ + SAM") for s in range(5)))
-    c = claim("sam_scarce_rsum_10")
-    assert c.rising_past_budget                                          # the committed claim names its probe
-    plain = judge_claims("05_sam_reduced_data", {"runs": runs}, claims=[dataclasses.replace(c, rising_past_budget="")],
-                         records=recs).iloc[0]
+    plain = claim("sam_scarce_rsum_10")
+    assert not plain.rising_past_budget                 # its arms now train the probe's 240 epochs: no flag
+    c = dataclasses.replace(plain, rising_past_budget="VSE++ without the warm-up, seed 0, 120 and 240 epochs")
+    plain = judge_claims("05_sam_reduced_data", {"runs": runs}, claims=[plain], records=recs).iloc[0]
     assert plain.verdict.startswith("holds (n=5") and plain.training == "converged"
     gated = judge_claims("05_sam_reduced_data", {"runs": runs}, claims=[c], records=recs).iloc[0]
     assert gated.verdict == "not judged (rising past its budget)"
