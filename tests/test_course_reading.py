@@ -107,6 +107,8 @@ def test_clean_executed_drops_clutter_and_refuses_errors():
                                      "output_path": "/elsewhere/out.ipynb", "parameters": {"scale": "medium"}}
     assert clean_executed(stamped).metadata["papermill"] == {"input_path": "notebooks/05_sam_reduced_data.ipynb",
                                                              "output_path": "out.ipynb", "parameters": {"scale": "medium"}}
+    stamped.cells = [nbformat.v4.new_markdown_cell("x", metadata={"papermill": {"end_time": "2026-12-01T20:01:11"}})]
+    assert clean_executed(stamped).cells[0].metadata == {}             # a markdown cell's times go too
     old = nbformat.v4.new_notebook(nbformat_minor=4)               # a 4.4 notebook gets ids and stays valid
     old.cells = [nbformat.v4.new_markdown_cell("x")]
     del old.cells[0]["id"]

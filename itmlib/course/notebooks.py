@@ -149,6 +149,8 @@ def clean_executed(nb: Any) -> Any:
     nb.nbformat_minor = max(nb.nbformat_minor, 5)   # cell ids exist from nbformat 4.5 on
     for i, cell in enumerate(nb.cells):
         cell["id"] = f"cell-{i}"
+        for key in ("execution", "papermill"):   # every cell's timings, markdown ones too
+            cell.get("metadata", {}).pop(key, None)
         if cell.cell_type != "code":
             continue
         for j, out in enumerate(cell.get("outputs", [])):
@@ -184,8 +186,6 @@ def clean_executed(nb: Any) -> Any:
                     continue
             kept.append(out)
         cell["outputs"] = kept
-        for key in ("execution", "papermill"):
-            cell.get("metadata", {}).pop(key, None)
     return nb
 
 
