@@ -17,7 +17,6 @@ worlds and starts its own CUDA context) and run torch on one thread.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -28,7 +27,6 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
-import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from itmlib.training.grid import Member  # noqa: E402
@@ -39,17 +37,10 @@ _SHARED: dict = {}
 
 
 def notebook_params(nb: str, scale: str) -> dict:
-    """The notebook's parameter defaults, then ci/<scale>.yaml's overrides (as ``make tables``)."""
-    cells = json.loads((ROOT / "notebooks" / f"{nb}.ipynb").read_text())["cells"]
-    src = next("".join(c["source"]) for c in cells if "parameters" in c.get("metadata", {}).get("tags", []))
-    ns: dict = {}
-    exec(src, ns)
-    path = ROOT / "ci" / f"{scale}.yaml"
-    over = (yaml.safe_load(path.read_text()) if path.is_file() else None) or {}
-    ns.update(over.get("all", {}))
-    ns.update(over.get(nb, {}))
-    ns["scale"] = scale
-    return {k: v for k, v in ns.items() if not k.startswith("__")}
+    """The notebook's parameter defaults, then ci/<scale>.yaml's overrides (as ``make tables``), validated."""
+    from itmlib.course.params import run_parameters
+
+    return run_parameters(nb, scale)
 
 
 def _load(world: str, p: dict) -> tuple:

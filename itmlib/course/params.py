@@ -21,7 +21,7 @@ from typing import Any, Callable, Mapping
 from ..config import check_choice, check_fraction, check_positive
 from ..paths import repo_root
 
-__all__ = ["declared_parameters", "validate_parameters", "cli_value", "RULES"]
+__all__ = ["declared_parameters", "validate_parameters", "run_parameters", "cli_value", "RULES"]
 
 _TYPES = {"str": str, "int": int, "float": float, "bool": bool, "list": list, "dict": dict}
 
@@ -235,3 +235,17 @@ def validate_parameters(notebook: str, namespace: Mapping[str, Any]) -> dict[str
             rule(name, value)
         out[name] = value
     return out
+
+
+def run_parameters(notebook: str, scale: str) -> dict[str, Any]:
+    """The parameters ``make tables`` runs ``notebook`` with at ``scale``: its parameters cell's defaults, then
+    ``ci/<scale>.yaml``'s overrides (``all``, then the notebook's), validated as the notebook validates them -
+    what :mod:`tools/member_pool.py <tools.member_pool>` plans from, with no notebook cell executed."""
+    from .notebooks import scale_overrides
+
+    over = scale_overrides(scale)
+    ns = {name: default for name, (_, default) in declared_parameters(notebook).items()}
+    ns.update(over.get("all", {}))
+    ns.update(over.get(notebook, {}))
+    ns["scale"] = scale
+    return validate_parameters(notebook, ns)
