@@ -135,7 +135,7 @@ def _world_08(kind: str, p: dict, device: str) -> dict:
 
     train_ds, dev_ds, test_ds = _load(p["dataset"], p)
     rel = {"rouge": eval_rouge(test_ds), "sg": eval_relevance(test_ds)}
-    fn = teran.teran_evaluator(rel, device=device, test_poolings={"TERN (global) mrsw Test": "mrsw"})
+    fn = teran.teran_evaluator(rel, device=device, test_poolings=teran.TERN_TEST_POOLINGS)
     return dict(train=train_ds, dev=dev_ds, test=test_ds, rel=None, eval=fn,
                 kw={"dev_relevance": teran.teran_dev_relevance(dev_ds)})
 

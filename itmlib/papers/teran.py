@@ -28,7 +28,8 @@ from ..training.timing import timed
 from ..training.train import TrainConfig, TrainResult
 
 __all__ = ["grounding_targets", "TERAN_SIZES", "teran_config", "teran_dev_relevance", "comparison_configs", "TUNED_BERT", "recall_ndcg",
-           "teran_evaluator", "PAPER_ROWS", "with_paper_columns", "query_times", "FIGURE_BUDGETS", "figure_configs", "REFERENCE",
+           "teran_evaluator", "TERN_TEST_POOLINGS", "PAPER_ROWS",
+           "with_paper_columns", "query_times", "FIGURE_BUDGETS", "figure_configs", "REFERENCE",
            "grids"]
 
 # TERAN sizes per scale (paper and public code: joint 1024, visual TE 4 layers at d_model 2048, FF 2048, BERT
@@ -214,6 +215,9 @@ def teran_evaluator(relevances: Mapping[str, np.ndarray], *, device: str = "auto
     evaluate.cache_key = f"teran-eval-v1|rel {rels}|test poolings {sorted((test_poolings or {}).items())}"
     return evaluate
 
+
+#: TERN's global model scored at test by MrSw too (Table 1's "TERN MrSw Test" row): the extra row's name -> pooling
+TERN_TEST_POOLINGS = {"TERN (global) mrsw Test": "mrsw"}
 
 #: our method name -> the paper's closest row (teran_table1 / teran_table4)
 PAPER_ROWS = {"TERAN mrsw": "TERAN MrSw", "TERAN mwsr": "TERAN MwSr", "TERAN symm": "TERAN Symm.",
