@@ -256,3 +256,18 @@ def test_10s_warm_ups_in_ci_medium_are_what_its_committed_probes_choose(pool):
     for member, knob in (("TERAN mrsw", "teran_warmup_epochs"), ("TERN (global)", "tern_warmup_epochs")):
         _, table = probe_curves([r for r in seed0 if r["member"] == member], ["warmup_epochs"])
         assert len(table) >= 2 and probe_choice(table, "warmup_epochs") == p[knob], (member, table)
+
+
+def test_09_takes_the_recipes_05_to_08_chose_from_their_own_notebooks():
+    """Notebook 09 restates no other paper's recipe: at medium its plan reads them from what make tables runs
+    05-08 with (the values ci/medium.yaml once repeated for 09), and a plan that sets one keeps it."""
+    from itmlib.course import real_language
+
+    p = real_language.with_paper_recipes({"scale": "medium"})
+    assert {k: p[k] for k in real_language.PAPER_RECIPES} == {
+        "sam_scarce_epochs": 60, "ssamt_epochs": 16, "ssamt_intra_epochs": 8, "ssamt_select_after": 1,
+        "neighborhoods_epochs": 30, "neighborhoods_patience": 3, "teran_epochs": 20, "teran_patience": 3}
+    assert real_language.with_paper_recipes({"scale": "medium", "teran_epochs": 4})["teran_epochs"] == 4
+    assert set(real_language.with_paper_recipes({"scale": "smoke"}).values()) == {"smoke", 0}
+    scarce = real_language.scarce_grid({"scale": "medium", "seed": 0, "n_seeds": 1, "epochs": 0}, "d", 0.05)
+    assert {(c.epochs, c.lr_decay_epochs) for c in scarce.configs.values()} == {(60, 30)}   # 05's scarce budget

@@ -4,10 +4,11 @@ The notebook runs these grids and ``tools/member_pool.py`` trains their members:
 paper modules' ``grids`` for 06-08). Every paper keeps its own recipe function; this module only says which
 arms, fractions and seeds notebook 09 asks of each, from its parameters ``p`` (``scale``, ``seed``,
 ``n_seeds``, ``papers``, ``epochs``, ``full_data_seeds``, ``sam_fraction``, ``candidate_fractions``,
-``ssamt_fraction``, ``neighborhoods_fraction``, ``teran_fraction``; optional, each paper's own recipe where it
-differs from ``epochs`` and the paper's defaults: ``sam_scarce_epochs``, ``teran_epochs``, ``teran_patience``,
-``teran_warmup_epochs``, ``tern_warmup_epochs`` (TERN's own, chosen on its dev curve), ``ssamt_epochs``,
-``ssamt_intra_epochs``, ``ssamt_select_after``, ``neighborhoods_lr``, ``neighborhoods_epochs``, ``neighborhoods_patience``):
+``ssamt_fraction``, ``neighborhoods_fraction``, ``teran_fraction``, and this world's own probed recipes
+``teran_warmup_epochs``, ``tern_warmup_epochs`` (TERN's own, chosen on its dev curve) and ``neighborhoods_lr``).
+The recipes the papers' own notebooks chose - SAM's scarce budget, SSAMT's phases, the neighbourhood losses'
+and TERAN's epochs and patience - are not restated here: :func:`with_paper_recipes` reads them from what
+``make tables`` runs notebooks 05-08 with (:data:`PAPER_RECIPES`; a plan may still set one, as the tests do):
 
 * ``"sam baseline"``: VSE++ on every training image (its mean Rsum is what the scarce fraction is measured
   against), ``"sam candidates"``: VSE++ on each candidate fraction (absent when ``sam_fraction`` fixes it),
@@ -30,11 +31,37 @@ import pandas as pd
 
 from ..training.grid import Grid, Member
 
-__all__ = ["grids", "scarce_fraction", "scarce_grid", "members", "warmup_probes", "SCARCE_ARMS", "TERAN_ARMS"]
+__all__ = ["grids", "PAPER_RECIPES", "with_paper_recipes", "scarce_fraction", "scarce_grid", "members", "warmup_probes",
+           "SCARCE_ARMS", "TERAN_ARMS"]
 
 #: SAM's arms at the scarce fraction, and TERAN's arms
 SCARCE_ARMS = ("VSE++", "VSE++ + SAM", "VSE++ + SAM shuffled")
 TERAN_ARMS = ("TERAN mrsw", "TERAN mwsr", "TERN (global)")
+
+
+#: the recipe knobs of this notebook's grids that the papers' own notebooks chose (each on its baseline's dev curve):
+#: knob -> (notebook, its parameter); read from what ``make tables`` runs that notebook with at the same scale
+PAPER_RECIPES = {"sam_scarce_epochs": ("05_sam_reduced_data", "epochs"),
+                 "ssamt_epochs": ("06_phrase_labels", "table3_epochs"),
+                 "ssamt_intra_epochs": ("06_phrase_labels", "intra_epochs"),
+                 "ssamt_select_after": ("06_phrase_labels", "select_after"),
+                 "neighborhoods_epochs": ("07_semantic_neighborhoods", "news_epochs"),
+                 "neighborhoods_patience": ("07_semantic_neighborhoods", "news_patience"),
+                 "teran_epochs": ("08_teran", "epochs"),
+                 "teran_patience": ("08_teran", "patience")}
+
+
+def with_paper_recipes(p: Mapping[str, Any]) -> dict[str, Any]:
+    """``p`` with each :data:`PAPER_RECIPES` knob it does not set taken from the paper's own notebook at ``p["scale"]``
+    (:func:`itmlib.course.params.run_parameters`): SAM's scarce budget as 05's, SSAMT's phases as 06's Table 3 arms,
+    the neighbourhood losses' epochs and patience as 07's news arms, TERAN's as 08's headline arms."""
+    from .params import run_parameters
+
+    out = dict(p)
+    for knob, (notebook, name) in PAPER_RECIPES.items():
+        if knob not in out:
+            out[knob] = run_parameters(notebook, p["scale"])[name]
+    return out
 
 
 def _seeds(p: Mapping[str, Any], n: int) -> range:
@@ -46,6 +73,7 @@ def _sam(p: Mapping[str, Any], data: str, arms: list[str], *, scarce: bool = Fal
     ``sam_scarce_epochs`` when set (05 trains its scarce members 60 epochs, its full-data ones 30)."""
     from ..papers import ncs_sam
 
+    p = with_paper_recipes(p)
     return ncs_sam.recipe_configs(p["scale"], arms, data=data,
                                   epochs=(scarce and p.get("sam_scarce_epochs")) or p["epochs"] or None)
 
@@ -54,6 +82,7 @@ def grids(p: Mapping[str, Any], data: str) -> dict[str, Grid]:
     """Notebook 09's grids on the training data ``data`` (module docstring), in the order they run."""
     from ..papers import neighborhoods, ssamt, teran
 
+    p = with_paper_recipes(p)
     papers, epochs, out = p["papers"], p["epochs"] or None, {}
     if "sam" in papers:
         vse = _sam(p, data, ["VSE++"])
