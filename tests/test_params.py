@@ -52,3 +52,26 @@ def test_numbers_and_booleans_typed_as_strings_are_coerced():
     got = validate_parameters("05_sam_reduced_data", {"tau": 5, "keep_triplet": "False", "n_seeds": "3"})
     assert got["tau"] == 5.0 and isinstance(got["tau"], float) and got["keep_triplet"] is False and got["n_seeds"] == 3
     assert got["dataset"] == "synthetic"   # undeclared in the namespace: the cell's default
+
+
+def test_ci_medium_chooses_grids_seeds_and_executors_and_the_recipes_live_beside_their_probes():
+    """ci/medium.yaml restates no recipe (epochs, patience, warm-up, learning rate, selection): each lives in its
+    paper's home beside the probe that chose it, and a parameter left at its default takes it at that scale."""
+    import re
+
+    import yaml
+
+    from itmlib.course.params import RECIPE_TABLES, recipes, run_parameters
+    from itmlib.paths import repo_root
+
+    doc = yaml.safe_load((repo_root() / "ci" / "medium.yaml").read_text())
+    for notebook, over in doc.items():
+        bad = [k for k in over if k != "warmups" and re.search(r"epochs|patience|warmup|(^|_)lr$|select", k)]
+        assert not bad, f"ci/medium.yaml restates {notebook}'s recipe {bad}"
+    assert recipes("08_teran", "medium") == {"epochs": 20, "patience": 3, "ablation_epochs": 4}
+    assert recipes("08_teran", "smoke") == {} and recipes("04_sam", "medium") == {}
+    assert {n: run_parameters(n, "medium")[k] for n, k in (("05_sam_reduced_data", "no_warmup_epochs"),
+                                                            ("07_semantic_neighborhoods", "news_lr"))} == \
+        {"05_sam_reduced_data": 240, "07_semantic_neighborhoods": 1e-4}
+    assert run_parameters("08_teran", "smoke")["patience"] == 0            # smoke keeps the scale's defaults
+    assert set(RECIPE_TABLES) <= {p.stem for p in (repo_root() / "notebooks").glob("*.ipynb")}

@@ -21,7 +21,7 @@ from typing import Any, Callable, Mapping
 from ..config import check_choice, check_fraction, check_positive
 from ..paths import repo_root
 
-__all__ = ["declared_parameters", "validate_parameters", "run_parameters", "cli_value", "RULES"]
+__all__ = ["declared_parameters", "validate_parameters", "run_parameters", "recipes", "RECIPE_TABLES", "cli_value", "RULES"]
 
 _TYPES = {"str": str, "int": int, "float": float, "bool": bool, "list": list, "dict": dict}
 
@@ -216,12 +216,42 @@ def _coerce(name: str, typ: str, value: Any) -> Any:
     return value
 
 
+#: where each notebook's recipes live, chosen per scale by its probes (module, attribute -> {scale: {parameter: value}}):
+#: a parameter left at its declared default takes the recipe's value at the run's scale, so ``ci/<scale>.yaml``
+#: restates none of them (it chooses the grid, the seeds and the executor)
+RECIPE_TABLES = {"05_sam_reduced_data": ("itmlib.papers.ncs_sam.scarce", "SCARCE_RECIPES"),
+                 "06_phrase_labels": ("itmlib.papers.ssamt.configs", "TABLE3_RECIPES"),
+                 "07_semantic_neighborhoods": ("itmlib.papers.neighborhoods", "NEWS_RECIPES"),
+                 "08_teran": ("itmlib.papers.teran", "TERAN_RECIPES"),
+                 "09_real_language": ("itmlib.course.real_language", "WARMUP_RECIPES")}
+
+
+def recipes(notebook: str, scale: str) -> dict[str, Any]:
+    """The recipe :data:`RECIPE_TABLES` holds for ``notebook`` at ``scale`` (empty where it has none)."""
+    import importlib
+
+    where = RECIPE_TABLES.get(notebook)
+    if where is None:
+        return {}
+    table = getattr(importlib.import_module(where[0]), where[1]).get(scale, {})
+    unknown = set(table) - set(declared_parameters(notebook))
+    if unknown:
+        raise ValueError(f"{where[0]}.{where[1]}[{scale!r}] sets {sorted(unknown)}, which {notebook} does not declare")
+    return dict(table)
+
+
 def validate_parameters(notebook: str, namespace: Mapping[str, Any]) -> dict[str, Any]:
     """The declared parameters of ``notebook`` with their values in ``namespace``, coerced to the
-    declared types and checked by :data:`RULES`; raises ``ValueError`` naming a bad one."""
+    declared types and checked by :data:`RULES`; raises ``ValueError`` naming a bad one. A parameter at its
+    declared default takes the notebook's recipe at the run's ``scale`` (:func:`recipes`)."""
+    declared = declared_parameters(notebook)
+    chosen = recipes(notebook, namespace.get("scale", declared.get("scale", ("", ""))[1]))
     out = {}
-    for name, (typ, default) in declared_parameters(notebook).items():
-        value = _coerce(name, typ, namespace.get(name, default))
+    for name, (typ, default) in declared.items():
+        value = namespace.get(name, default)
+        if name in chosen and value == default:
+            value = chosen[name]
+        value = _coerce(name, typ, value)
         rule = RULES.get(name)
         if rule is not None:
             rule(name, value)

@@ -31,13 +31,17 @@ import pandas as pd
 
 from ..training.grid import Grid, Member
 
-__all__ = ["grids", "PAPER_RECIPES", "with_paper_recipes", "scarce_fraction", "scarce_grid", "members", "warmup_probes",
+__all__ = ["grids", "WARMUP_RECIPES", "PAPER_RECIPES", "with_paper_recipes", "scarce_fraction", "scarce_grid", "members", "warmup_probes",
            "SCARCE_ARMS", "TERAN_ARMS"]
 
 #: SAM's arms at the scarce fraction, and TERAN's arms
 SCARCE_ARMS = ("VSE++", "VSE++ + SAM", "VSE++ + SAM shuffled")
 TERAN_ARMS = ("TERAN mrsw", "TERAN mwsr", "TERN (global)")
 
+
+#: this world's own warm-ups at each scale, chosen by its probes on TERAN MrSw's and TERN's dev curves (seed 0; the
+#: notebook's table ``recipe_probe``): MrSw 3 (1 fell once the hardest negatives started), TERN 20 (3 and 6 fell)
+WARMUP_RECIPES = {"medium": {"teran_warmup_epochs": 3, "tern_warmup_epochs": 20}}
 
 #: the recipe knobs of this notebook's grids that the papers' own notebooks chose (each on its baseline's dev curve):
 #: knob -> (notebook, its parameter); read from what ``make tables`` runs that notebook with at the same scale

@@ -36,7 +36,12 @@ from ..training.train import TrainConfig, TrainResult
 
 __all__ = ["grids", "ARMS", "D2V_TAGS", "split_arm", "SETTINGS", "TABLE1", "TABLE2", "TABLE4", "CONTROL", "arm_config",
            "arm_configs", "neighborhoods_evaluator", "test_omega", "caption_neighbor_recall", "with_paper_columns", "kway_k",
-           "preservation_k", "doc2vec_settings", "scale_note", "topic_purity", "PAPER_DATASETS", "settings_table"]
+           "preservation_k", "doc2vec_settings", "scale_note", "topic_purity", "PAPER_DATASETS", "settings_table", "NEWS_RECIPES"]
+
+#: notebook 07's news-arm recipe at each scale, chosen by its probes on the baseline's dev curve (the notebook's
+#: table ``recipe_probes``): lr 1e-4, each arm stopping on its own dev curve (at most 30 epochs, patience 3)
+NEWS_RECIPES = {"medium": {"news_lr": 1e-4, "news_epochs": 30, "news_patience": 3}}
+
 
 #: method -> NeighborhoodsConfig fields (names as the paper's tables; OURS is the angular variant)
 ARMS: dict[str, dict[str, Any]] = {

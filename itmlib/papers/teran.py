@@ -30,7 +30,13 @@ from ..training.train import TrainConfig, TrainResult
 __all__ = ["grounding_targets", "TERAN_SIZES", "teran_config", "teran_dev_relevance", "comparison_configs", "TUNED_BERT", "recall_ndcg",
            "teran_evaluator", "TERN_TEST_POOLINGS", "PAPER_ROWS",
            "with_paper_columns", "query_times", "FIGURE_BUDGETS", "figure_configs", "REFERENCE",
-           "grids"]
+           "grids", "TERAN_RECIPES"]
+
+#: notebook 08's budgets at each scale: the headline arms as the recipe probe on MrSw's dev curve chose (the
+#: notebook's table ``recipe_probe``: at most 20 epochs, patience 3); the comparison arms keep the 4 epochs their
+#: claims set them beside MrSw at
+TERAN_RECIPES = {"medium": {"epochs": 20, "patience": 3, "ablation_epochs": 4}}
+
 
 # TERAN sizes per scale (paper and public code: joint 1024, visual TE 4 layers at d_model 2048, FF 2048, BERT
 # fine-tuned at lr 1e-5, 30 epochs, lr x0.1 at epoch 20 - the StepLR of the configs; the paper's text says 15).

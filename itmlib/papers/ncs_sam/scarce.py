@@ -15,6 +15,11 @@ from ...training.train import TrainConfig
 
 from .ablation import vse_config
 
+#: notebook 05's budgets chosen at each scale by its recipe probe on the F-10% baseline's dev curve (the notebook's
+#: table ``recipe_probe``, records in ``results/05_sam_reduced_data/probes/``): 60 epochs with the warm-up (best at
+#: epoch 32), 240 without (best at 234); every training image 30 epochs (its members best at epochs 3-7)
+SCARCE_RECIPES = {"medium": {"epochs": 60, "no_warmup_epochs": 240, "full_data_epochs": 30}}
+
 
 def paper_method(method: str, model: str = "CVSE") -> str | None:
     """The paper's row name for one of our methods: VSE++ -> "CVSE (public code)", VSE++ + SAM -> "CVSE+SAM";

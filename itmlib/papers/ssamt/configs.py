@@ -12,6 +12,10 @@ from ...models.ssamt import SSAMTConfig
 from ...training.grid import Grid
 from ...training.train import TrainConfig
 
+#: notebook 06's Table 3 recipe at each scale: 8 intra then 8 inter epochs (the budget of its x2 arms, which
+#: plateaued), the dev selection skipping the first phase-2 epoch (``results/06_phrase_labels/verdict_changes.csv``)
+TABLE3_RECIPES = {"medium": {"table3_epochs": 16, "intra_epochs": 8, "select_after": 1}}
+
 
 #: Table 3's losses on top of the mask transformer (MT): λ_LM, λ_PM switched off in turn
 ARMS: dict[str, dict[str, float]] = {"MT+GM": {"local_weight": 0.0, "phrase_weight": 0.0},
