@@ -117,7 +117,7 @@ def judge_claims(notebook: str, tables: pd.DataFrame | Mapping[str, pd.DataFrame
     """
     from .paper_side import paper_side, ratio_threshold
     from .registry import claims_for
-    from ..training.convergence import Training
+    from ..training.convergence import RISING_PAST, Training
 
     training = records if isinstance(records, Training) or records is None else Training.of(records)
 
@@ -142,7 +142,7 @@ def judge_claims(notebook: str, tables: pd.DataFrame | Mapping[str, pd.DataFrame
                           "whether it trains with them, not whether they add to a model that trains")
             state, bad = f"collapses (probed: {c.collapses}); {state}", []
         if c.rising_past_budget and state:   # a longer probe: the baseline had not finished at the arms' budget
-            state, bad = f"rising past its budget (probed: {c.rising_past_budget}); {state}", [*bad, "baseline: rising past its budget"]
+            state, bad = f"{RISING_PAST} (probed: {c.rising_past_budget}); {state}", [*bad, f"baseline: {RISING_PAST}"]
         v = str(r["verdict"])
         judged = v.split(" (")[0] in LABELS and "deterministic" not in v
         if c.kind == "illustration" and v.split(" (")[0] in LABELS:   # shown, never judged

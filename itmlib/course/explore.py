@@ -166,18 +166,17 @@ def arm_training(notebook: str, records: Any = None, *, results_dir: str = "resu
     names = None if records is None else set(records)
     recs = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(folder.glob("*.json"))
             if names is None or p.name in names]
+    from ..training.convergence import RISING_PAST
+
     table = arm_table([r for r in recs if "history" in r])
     past = _rising_past_budget(notebook, results_dir)
     return table.assign(state=[RISING_PAST if a in past else s for a, s in zip(table.arm, table.state)]) if len(table) else table
 
 
-#: the state of an arm whose own curve ends flat but which a longer probe showed still rising (the claims' gate)
-RISING_PAST = "rising past its budget"
-
-
 def _rising_past_budget(notebook: str, results_dir: str) -> set[str]:
     """The arms the notebook's committed claims table reads as ``rising past its budget`` (a longer probe showed
     the baseline still rising: :func:`itmlib.claims.judge.judge_claims`), so the explorer and the claims agree."""
+    from ..training.convergence import RISING_PAST
     from .results import read_table
 
     path = repo_root() / results_dir / notebook / "claims.csv"

@@ -61,10 +61,12 @@ def with_paper_recipes(p: Mapping[str, Any]) -> dict[str, Any]:
     the neighbourhood losses' epochs and patience as 07's news arms, TERAN's as 08's headline arms."""
     from .params import run_parameters
 
-    out = dict(p)
+    out, ran = dict(p), {}
     for knob, (notebook, name) in PAPER_RECIPES.items():
         if knob not in out:
-            out[knob] = run_parameters(notebook, p["scale"])[name]
+            if notebook not in ran:   # one validated read per notebook, not one per knob
+                ran[notebook] = run_parameters(notebook, p["scale"])
+            out[knob] = ran[notebook][name]
     return out
 
 

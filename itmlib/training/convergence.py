@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["RISE", "MIN_EPOCHS_AFTER", "SELECT_COLUMNS", "CONVERGED", "RISING", "WARMUP", "seed_state", "relative_gain",
+__all__ = ["RISE", "MIN_EPOCHS_AFTER", "SELECT_COLUMNS", "CONVERGED", "RISING", "WARMUP", "RISING_PAST", "seed_state", "relative_gain",
            "arm_state", "read_records", "arm_labels", "arm_table",
            "untrained_members", "Training"]
 
@@ -58,6 +58,8 @@ MIN_EPOCHS_AFTER = 4
 SELECT_COLUMNS = {"rsum": "dev_rsum", "nsum": "dev_nsum", "ndcg": "dev_ndcg_sum"}
 CONVERGED, RISING, PLATEAU, FIRST = "converged", "still rising", "plateaued", "selected at its first selectable epoch"
 WARMUP = "selected in its warm-up"
+#: a claim's baseline whose own curve ends flat but which a longer probe showed still rising (the claims' gate)
+RISING_PAST = "rising past its budget"
 
 
 def relative_gain(values: Iterable[float]) -> float:
