@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from itmlib.training.world import training_source
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -21,7 +23,7 @@ def test_07_members_are_the_medium_grid_with_five_seeds_for_the_headline_arms(po
     from itmlib.claims import headline_methods
 
     p = pool.notebook_params("07_semantic_neighborhoods", "medium")
-    todo = pool.PLANS["07_semantic_neighborhoods"][0](p)
+    todo = pool.home("07_semantic_neighborhoods").members(p)
     news = [m for m in todo if m.world == "news"]
     heads = headline_methods("07_semantic_neighborhoods", "news")
     seeds = Counter(m.name for m in news)
@@ -36,7 +38,7 @@ def test_07_members_are_the_medium_grid_with_five_seeds_for_the_headline_arms(po
     from itmlib.training.train import config_hash
 
     assert {(m.config.lr, m.config.epochs, m.config.patience) for m in news} == {(1e-4, 30, 3)}
-    shared = pool.PLANS["07_semantic_neighborhoods"][0](dict(p, news_lr=0, news_epochs=0, news_patience=0))
+    shared = pool.home("07_semantic_neighborhoods").members(dict(p, news_lr=0, news_epochs=0, news_patience=0))
     assert {(m.config.lr, m.config.epochs, m.config.patience) for m in shared if m.world == "news"} == \
         {(m.config.lr, m.config.epochs, m.config.patience) for m in lit} == {(1e-3, 15, 0)}
     assert [config_hash(m.config) for m in shared if m.world == "literal"] == [config_hash(m.config) for m in lit]
@@ -60,15 +62,15 @@ def test_the_pool_trains_the_plan_the_notebook_runs(pool):
 
     key = lambda ms: [(m.name, config_hash(m.config), m.fraction, m.seed, m.world) for m in ms]  # noqa: E731
     p6 = pool.notebook_params("06_phrase_labels", "medium")
-    plan6 = ssamt.grids(p6, pool._source("synthetic", p6))
-    assert key(pool.PLANS["06_phrase_labels"][0](p6)) == key(m for g in plan6.values() for m in g.members())
+    plan6 = ssamt.grids(p6, training_source(p6, "synthetic"))
+    assert key(pool.home("06_phrase_labels").members(p6)) == key(m for g in plan6.values() for m in g.members())
     assert set(plan6) == {"table3", "rule3", "base", "longer", "vse"} | {f"table5 {f:g}" for f in p6["fractions"] if f < 1}
     p7 = pool.notebook_params("07_semantic_neighborhoods", "medium")
-    plan7 = neighborhoods.grids(p7, pool._source(p7["dataset"], p7), pool._source("synthetic", p7))
-    assert key(pool.PLANS["07_semantic_neighborhoods"][0](p7)) == key(m for g in plan7.values() for m in g.members())
+    plan7 = neighborhoods.grids(p7, training_source(p7), training_source(p7, "synthetic"))
+    assert key(pool.home("07_semantic_neighborhoods").members(p7)) == key(m for g in plan7.values() for m in g.members())
     p8 = pool.notebook_params("08_teran", "medium")
-    plan8 = teran.grids(p8, pool._source("synthetic", p8))["teran"]
-    todo8 = pool.PLANS["08_teran"][0](p8)
+    plan8 = teran.grids(p8, training_source(p8, "synthetic"))["teran"]
+    todo8 = pool.home("08_teran").members(p8)
     assert sorted(key(todo8)) == sorted(key(plan8.members()))
     heads = [m for m in todo8 if m.name in plan8.headline]          # seed by seed: a pool cut short leaves pairs
     assert todo8[:len(heads)] == heads and [m.seed for m in heads] == sorted(m.seed for m in heads)
@@ -79,6 +81,10 @@ def test_the_pool_trains_the_plan_the_notebook_runs(pool):
         code = "".join("".join(c["source"]) for c in json.loads((ROOT / "notebooks" / f"{nb}.ipynb").read_text())["cells"]
                        if c["cell_type"] == "code")
         assert call in code and not any(f in code for f in ("table3_configs(", "arm_configs(", "comparison_configs(")), nb
+        # ... and evaluates on the worlds the paper's home builds, the ones the pool's workers build
+        assert ".world(" in code and not any(f in code for f in ("_evaluator(", "teran_dev_relevance(", "arm_omegas(")), nb
+    tool = (ROOT / "tools" / "member_pool.py").read_text()
+    assert not any(f in tool for f in ("load_dataset", "_evaluator(", "exec(", "eval_relevance")), "the pool builds no world"
 
 
 def test_06_members_share_their_first_phase_in_groups(pool):
@@ -87,7 +93,7 @@ def test_06_members_share_their_first_phase_in_groups(pool):
     the world's size, and the medium world took ~30 s to build. Table 3's three arms of one seed and phrase setting
     share a first phase, and so do Table 5's at each fraction; the rule-3 arm's differs (rule 3 masks phase 1 too)."""
     p = {**pool.notebook_params("06_phrase_labels", "medium"), "scale": "smoke"}
-    todo = pool.PLANS["06_phrase_labels"][0](p)
+    todo = pool.home("06_phrase_labels").members(p)
     groups = pool.phase_one_groups(todo, p, "06_phrase_labels", "runs/checkpoints")
     assert sum(map(len, groups)) == len(todo) == 70 and Counter(map(len, groups)) == {3: 18, 2: 5, 1: 6}
     for g in groups:                           # one first phase: one seed, one fraction, one phrase setting
@@ -100,21 +106,23 @@ def test_06_evaluates_table_3_and_the_rule_3_arm_per_part_as_the_notebook_does(p
     from itmlib.papers import ssamt
 
     p = {**pool.notebook_params("06_phrase_labels", "medium"), "scale": "smoke", "rule3_arm": True, "per_part": False}
-    before = pool.PLANS["06_phrase_labels"][0](p)
-    todo = pool.PLANS["06_phrase_labels"][0](dict(p, per_part=True))
+    before = pool.home("06_phrase_labels").members(p)
+    todo = pool.home("06_phrase_labels").members(dict(p, per_part=True))
     table3 = {(m.name, m.seed) for m in before if m.fraction == p["fraction"] and m.world == "ssamt" and " epochs" not in m.name}
     assert ssamt.RULE3_ARM in {n for n, _ in table3} and ssamt.PER_PART_WORLD not in {m.world for m in before}
     assert {(m.name, m.seed) for m in todo if m.world == ssamt.PER_PART_WORLD} == table3
     assert [(m.name, m.fraction, m.seed) for m in todo] == [(m.name, m.fraction, m.seed) for m in before]
-    keys = {w: pool.PLANS["06_phrase_labels"][1](w, p, "cpu")["eval"].cache_key for w in ("ssamt", ssamt.PER_PART_WORLD)}
+    keys = {w: pool.home("06_phrase_labels").world(w, p, "cpu").evaluate.cache_key for w in ("ssamt", ssamt.PER_PART_WORLD)}
     assert keys[ssamt.PER_PART_WORLD] == keys["ssamt"] + "|per part v2"
 
 
 def test_10_members_are_the_notebooks_arms_and_the_scarce_ones_wait_for_the_baseline(pool):
+    from itmlib.course import real_language
+
     p = pool.notebook_params("09_real_language", "medium")
     assert set(p["papers"]) <= {"sam", "ssamt", "neighborhoods", "teran"}     # the papers whose records are committed
-    p.update(papers=["sam", "ssamt", "neighborhoods", "teran"])
-    todo = pool.PLANS["09_real_language"][0](p)
+    p = p.replace(papers=["sam", "ssamt", "neighborhoods", "teran"])
+    todo = pool.home("09_real_language").members(p)
     kinds = Counter(m.world for m in todo)
     fds, n = p["full_data_seeds"], p["n_seeds"]
     assert kinds == {"sam": fds + len(p["candidate_fractions"]) + fds, "teran": 3 * n, "ssamt": 2 * n, "neighborhoods": 2 * n}
@@ -122,18 +130,18 @@ def test_10_members_are_the_notebooks_arms_and_the_scarce_ones_wait_for_the_base
     fractions = {k: {m.fraction for m in todo if m.world == k} for k in ("ssamt", "neighborhoods", "teran")}
     assert fractions == {"ssamt": {p["ssamt_fraction"]}, "neighborhoods": {p["neighborhoods_fraction"]}, "teran": {1.0}}
     assert p["teran_fraction"] == 1.0            # TERAN trains on every image at medium
-    first, _ = pool.PLANS["09_real_language"][3](p, "unused", "unused")
+    first, _ = real_language.followup(p, None)
     waited = [m for m in todo if first(m)]     # the full-data baseline's seeds and the candidate fractions
     assert sorted((m.fraction, m.seed) for m in waited) == \
         sorted([(1.0, s) for s in range(fds)] + [(f, 0) for f in p["candidate_fractions"]])
-    assert not pool.PLANS["09_real_language"][0](dict(p, papers=[]))
+    assert not pool.home("09_real_language").members(dict(p, papers=[]))
     # the pool's members are the notebook's plan (itmlib.course.real_language), 09's full-data VSE++ once
-    from itmlib.course import real_language
     from itmlib.training.train import config_hash
+    from itmlib.training.world import plan_members
 
     key = lambda ms: [(m.name, config_hash(m.config), m.fraction, m.seed, m.world) for m in ms]  # noqa: E731
     plan = real_language.grids(p, todo[0].config.data)
-    assert key(todo) == key(real_language.members(plan)) and len(todo) < sum(len(g.members()) for g in plan.values())
+    assert key(todo) == key(plan_members(plan)) and len(todo) < sum(len(g.members()) for g in plan.values())
 
 
 def test_10s_papers_take_the_recipes_their_own_notebooks_chose_and_the_defaults_keep_every_config(pool):
@@ -208,16 +216,16 @@ def test_08_figures_and_comparisons_read_the_committed_records_under_the_retrain
 
     p = {**pool.notebook_params("08_teran", "medium"), "epochs": 20, "patience": 3, "ablation_epochs": 4,
          "figure_budget": "ablation"}
-    configs = teran.grids(p, pool._source("synthetic", p))["teran"].configs
+    configs = teran.grids(p, training_source(p, "synthetic"))["teran"].configs
     figures = teran.figure_configs(p, configs)
     committed = {f.name.split("-")[2] for f in (ROOT / "results" / "08_teran" / "members").glob("figure-*-s0.csv")}
     assert {config_hash(figures[n]) for n in ("TERAN mrsw", "TERN (global)")} <= committed
     assert config_hash(configs["TERAN mrsw"]) not in committed          # the retrained recipe has no figure record
-    plans = teran.grids(p, pool._source("synthetic", p))
+    plans = teran.grids(p, training_source(p, "synthetic"))
     reference = plans["reference"].configs
     assert list(reference) == ["TERAN mrsw"] and reference["TERAN mrsw"] == figures["TERAN mrsw"]
     assert configs["TERAN symm"].epochs == reference["TERAN mrsw"].epochs == 4 and configs["TERAN mrsw"].epochs == 20
-    assert "reference" not in teran.grids({**p, "ablation_epochs": 0}, pool._source("synthetic", p))
+    assert "reference" not in teran.grids({**p, "ablation_epochs": 0}, training_source(p, "synthetic"))
     assert teran.figure_configs({**p, "figure_budget": "main"}, configs) == configs
     with pytest.raises(ValueError, match="figure_budget"):
         teran.figure_configs({**p, "figure_budget": "last"}, configs)
@@ -271,3 +279,25 @@ def test_09_takes_the_recipes_05_to_08_chose_from_their_own_notebooks():
     assert set(real_language.with_paper_recipes({"scale": "smoke"}).values()) == {"smoke", 0}
     scarce = real_language.scarce_grid({"scale": "medium", "seed": 0, "n_seeds": 1, "epochs": 0}, "d", 0.05)
     assert {(c.epochs, c.lr_decay_epochs) for c in scarce.configs.values()} == {(60, 30)}   # 05's scarce budget
+
+
+def test_a_notebooks_parameters_are_one_typed_object_from_its_parameters_cell(pool):
+    """The pool's parameters are the notebook's ``parameters`` cell made a frozen dataclass (type, default, help),
+    with ci/<scale>.yaml and the recipe over it; a change is validated again and the object pickles for spawned
+    workers."""
+    import dataclasses
+    import pickle
+
+    p = pool.notebook_params("08_teran", "medium")
+    fields = {f.name: f for f in dataclasses.fields(p)}
+    assert fields["patience"].type is int and fields["pooling"].type is str
+    assert fields["seed"].metadata["help"].startswith("first seed")
+    assert (p.epochs, p["patience"], p.scale) == (20, 3, "medium")           # TERAN_RECIPES at medium, by name
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        p.epochs = 3
+    assert p.replace(n_seeds=4).n_seeds == 4 and p.n_seeds == 2
+    with pytest.raises(ValueError, match="patience must be an integer >= 0"):
+        p.replace(patience=-1)
+    with pytest.raises(ValueError, match="no parameter"):
+        pool.notebook_params("08_teran", "medium", nope=1)
+    assert pickle.loads(pickle.dumps(p)) == p and type(pickle.loads(pickle.dumps(p))) is type(p)

@@ -14,14 +14,18 @@ values. A bad value raises ``ValueError`` naming the parameter and, for lists, t
 from __future__ import annotations
 
 import ast
+import copy
+import dataclasses
 import json
+from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any, Callable, Mapping
 
 from ..config import check_choice, check_fraction, check_positive
 from ..paths import repo_root
 
-__all__ = ["declared_parameters", "validate_parameters", "run_parameters", "recipes", "RECIPE_TABLES", "cli_value", "RULES"]
+__all__ = ["declared_parameters", "validate_parameters", "run_parameters", "recipes", "RECIPE_TABLES", "cli_value", "RULES",
+           "Parameters", "parameters_type", "parameter_help"]
 
 _TYPES = {"str": str, "int": int, "float": float, "bool": bool, "list": list, "dict": dict}
 
@@ -166,9 +170,7 @@ RULES: dict[str, Callable[[str, Any], Any]] = {
 }
 
 
-@lru_cache(maxsize=None)
-def declared_parameters(notebook: str) -> dict[str, tuple[str, Any]]:
-    """``{name: (type name, default)}`` of the ``parameters`` cell of ``notebooks/<notebook>.ipynb``."""
+def _parameters_cell(notebook: str) -> str:
     path = repo_root() / "notebooks" / f"{notebook}.ipynb"
     if not path.is_file():
         raise FileNotFoundError(f"no notebook {notebook!r} at {path}")
@@ -176,11 +178,73 @@ def declared_parameters(notebook: str) -> dict[str, tuple[str, Any]]:
     cells = [c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", [])]
     if len(cells) != 1:
         raise ValueError(f"{path.name}: expected one cell tagged 'parameters', found {len(cells)}")
+    return "".join(cells[0]["source"])
+
+
+@lru_cache(maxsize=None)
+def declared_parameters(notebook: str) -> dict[str, tuple[str, Any]]:
+    """``{name: (type name, default)}`` of the ``parameters`` cell of ``notebooks/<notebook>.ipynb``."""
     out = {}
-    for node in ast.parse("".join(cells[0]["source"])).body:
+    for node in ast.parse(_parameters_cell(notebook)).body:
         if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
             out[node.target.id] = (ast.unparse(node.annotation), ast.literal_eval(node.value))
     return out
+
+
+@lru_cache(maxsize=None)
+def parameter_help(notebook: str) -> dict[str, str]:
+    """``{name: help}``: the comment beside each parameter in the notebook's ``parameters`` cell."""
+    lines = _parameters_cell(notebook).splitlines()
+    out = {}
+    for node in ast.parse("\n".join(lines)).body:
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            line = lines[node.end_lineno - 1]
+            out[node.target.id] = line.split("#", 1)[1].strip() if "#" in line[node.end_col_offset:] else ""
+    return out
+
+
+class Parameters(Mapping):
+    """A notebook's validated parameters, typed (one frozen dataclass per notebook, :func:`parameters_type`):
+    ``p.epochs`` and, for the plans written against a mapping, ``p["epochs"]``. Its fields are the notebook's
+    ``parameters`` cell - the face papermill reads stays the one definition - with their types and help."""
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self.__dataclass_fields__:   # type: ignore[attr-defined]
+            raise KeyError(name)
+        return getattr(self, name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.__dataclass_fields__)   # type: ignore[attr-defined]
+
+    def __len__(self) -> int:
+        return len(self.__dataclass_fields__)   # type: ignore[attr-defined]
+
+    def __reduce__(self) -> tuple:   # a made class: pickled by its notebook's name (spawned pool workers)
+        return _typed, (self.notebook, dict(self))   # type: ignore[attr-defined]
+
+    def replace(self, **changes: Any) -> "Parameters":
+        """A copy with ``changes``, validated again (an unknown name or a bad value raises ``ValueError``)."""
+        unknown = sorted(set(changes) - set(self))
+        if unknown:
+            raise ValueError(f"{self.notebook} has no parameter(s) {unknown}")   # type: ignore[attr-defined]
+        return type(self)(**validate_parameters(self.notebook, {**self, **changes}))   # type: ignore[attr-defined]
+
+
+def _typed(notebook: str, values: dict[str, Any]) -> Parameters:
+    return parameters_type(notebook)(**values)
+
+
+@lru_cache(maxsize=None)
+def parameters_type(notebook: str) -> type:
+    """The frozen dataclass of ``notebook``'s parameters: a field per declared parameter, its declared type,
+    default and help (``field.metadata["help"]``)."""
+    helps = parameter_help(notebook)
+    fields = [(name, _TYPES.get(typ, Any), dataclasses.field(default_factory=lambda d=default: copy.deepcopy(d),
+                                                             metadata={"help": helps.get(name, "")}))
+              for name, (typ, default) in declared_parameters(notebook).items()]
+    cls = dataclasses.make_dataclass(f"Parameters_{notebook[:2]}", fields, bases=(Parameters,), frozen=True, eq=False)
+    cls.notebook = notebook
+    return cls
 
 
 def _coerce(name: str, typ: str, value: Any) -> Any:
@@ -259,10 +323,11 @@ def validate_parameters(notebook: str, namespace: Mapping[str, Any]) -> dict[str
     return out
 
 
-def run_parameters(notebook: str, scale: str) -> dict[str, Any]:
-    """The parameters ``make tables`` runs ``notebook`` with at ``scale``: its parameters cell's defaults, then
-    ``ci/<scale>.yaml``'s overrides (``all``, then the notebook's), validated as the notebook validates them -
-    what :mod:`tools/member_pool.py <tools.member_pool>` plans from, with no notebook cell executed."""
+def run_parameters(notebook: str, scale: str, **changes: Any) -> Parameters:
+    """The parameters ``make tables`` runs ``notebook`` with at ``scale``, typed (:func:`parameters_type`): its
+    parameters cell's defaults, then ``ci/<scale>.yaml``'s overrides (``all``, then the notebook's), then
+    ``changes``, validated as the notebook validates them - what :mod:`tools/member_pool.py <tools.member_pool>`
+    plans from, with no notebook cell executed."""
     from .notebooks import scale_overrides
 
     over = scale_overrides(scale)
@@ -270,4 +335,8 @@ def run_parameters(notebook: str, scale: str) -> dict[str, Any]:
     ns.update(over.get("all", {}))
     ns.update(over.get(notebook, {}))
     ns["scale"] = scale
-    return validate_parameters(notebook, ns)
+    unknown = sorted(set(changes) - set(ns))
+    if unknown:
+        raise ValueError(f"{notebook} has no parameter(s) {unknown}")
+    ns.update(changes)
+    return parameters_type(notebook)(**validate_parameters(notebook, ns))

@@ -31,8 +31,8 @@ import pandas as pd
 
 from ..training.grid import Grid, Member
 
-__all__ = ["grids", "WARMUP_RECIPES", "PAPER_RECIPES", "with_paper_recipes", "scarce_fraction", "scarce_grid", "members", "warmup_probes",
-           "SCARCE_ARMS", "TERAN_ARMS"]
+__all__ = ["grids", "WARMUP_RECIPES", "PAPER_RECIPES", "with_paper_recipes", "scarce_fraction", "scarce_grid", "members",
+           "world", "followup", "warmup_probes", "SCARCE_ARMS", "TERAN_ARMS"]
 
 #: SAM's arms at the scarce fraction, and TERAN's arms
 SCARCE_ARMS = ("VSE++", "VSE++ + SAM", "VSE++ + SAM shuffled")
@@ -142,19 +142,52 @@ def scarce_grid(p: Mapping[str, Any], data: str, fraction: float) -> Grid:
     return Grid(_sam(p, data, list(SCARCE_ARMS), scarce=True), (float(fraction),), _seeds(p, p["n_seeds"]), "sam")
 
 
-def members(plan: Mapping[str, Grid]) -> list[Member]:
-    """Every member of ``plan`` once (VSE++ on all the images is in both the baseline and the full-data grid),
-    in the plan's order."""
-    from ..training.train import config_hash
+def members(p: Mapping[str, Any]) -> list[Member]:
+    """Every member of notebook 09's plan (:func:`grids`) once, in its order, but SAM's scarce arms, whose
+    fraction the baseline's records choose first (:func:`followup`)."""
+    from ..training.world import plan_members, training_source
 
-    seen, out = set(), []
-    for g in plan.values():
-        for m in g.members():
-            k = (m.name, config_hash(m.config), m.fraction, m.seed)
-            if k not in seen:
-                seen.add(k)
-                out.append(m)
-    return out
+    return plan_members(grids(p, training_source(p)))
+
+
+def world(kind: str, p: Mapping[str, Any], device: str) -> Any:
+    """The world of the members whose grid names ``kind``: the splits and gold test relevance, with each paper's
+    evaluator (``"sam"``: also mAP@R and R-Precision on CxC's and ECCV Caption's positives; ``"teran"``: NDCG with
+    ROUGE-L and gold-graph relevance, the dev NDCG the epoch selection reads)."""
+    from ..papers import ncs_sam, neighborhoods, ssamt, teran
+    from ..relevance import eval_relevance, eval_rouge
+    from ..training.world import World, load_splits
+
+    train, dev, test = load_splits(p["dataset"], p["scale"], p["seed"])
+    rel = eval_relevance(test)
+    if kind == "sam":
+        return World(train, dev, test, rel, ncs_sam.positives_evaluator(test, rel, device=device))
+    if kind == "ssamt":
+        return World(train, dev, test, rel, ssamt.ssamt_evaluator(test, rel, seed=p["seed"], device=device, dev_ds=dev))
+    if kind == "neighborhoods":
+        return World(train, dev, test, None, neighborhoods.neighborhoods_evaluator(test, seed=p["seed"], device=device))
+    fn = teran.teran_evaluator({"rouge": eval_rouge(test), "sg": rel}, device=device)
+    return World(train, dev, test, None, fn, {"dev_relevance": teran.teran_dev_relevance(dev)})
+
+
+def followup(p: Mapping[str, Any], context: Any) -> tuple[Callable[[Member], bool], Callable[[], list[Member]]] | None:
+    """For a pool: (which members must finish first, a function giving the members that wait on them) - SAM's
+    scarce arms at the fraction :func:`scarce_fraction` chooses from the baseline's records in ``context``'s record
+    folder (as the notebook's SAM cell does); None when notebook 09 runs no SAM."""
+    if "sam" not in p["papers"]:
+        return None
+    stop = p["seed"] + max(p["full_data_seeds"], 1)
+
+    def first(m: Member) -> bool:
+        return m.world == "sam" and m.name == "VSE++" and (m.fraction < 1.0 or m.seed < stop)
+
+    def then() -> list[Member]:
+        w = world("sam", p, "cpu")
+        chosen = scarce_fraction(p, grids(p, w.train.source), lambda g: w.run(g, context)[0])
+        f10 = float(chosen.fraction.iloc[0])
+        print(f"[pool] SAM's scarce fraction: {f10:g}", flush=True)
+        return scarce_grid(p, w.train.source, f10).members()
+    return first, then
 
 
 def warmup_probes(folder: Any, data: str | None = None) -> list[dict]:

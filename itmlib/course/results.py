@@ -140,6 +140,9 @@ class Run:
     device: str
     results_dir: Path
     params: dict[str, Any] = field(default_factory=dict)
+    #: every validated parameter, typed (:class:`~itmlib.course.params.Parameters`): what the paper's home plans
+    #: the notebook's grids and builds its worlds from, as ``tools/member_pool.py`` does
+    settings: Any = None
 
     @property
     def table_dir(self) -> Path:
@@ -231,6 +234,10 @@ def start_run(
     device_name = resolve_device(device)
     out = resolve_path(results_dir)
     run = Run(notebook, dataset, scale, int(seed), device_name, out, dict(params))
+    if namespace is not None:
+        from .params import parameters_type
+
+        run.settings = parameters_type(notebook)(**values)
     run.table_dir.mkdir(parents=True, exist_ok=True)
     log_path = run.table_dir / "run.log"
     itm_logger = logging.getLogger("itmlib")

@@ -11,6 +11,8 @@ everything notebook 07 runs, in one place.
 - :func:`caption_neighbor_recall` - on real COCO text: do a caption's Doc2Vec neighbours recover its
   image's other captions and the CxC / ECCV Caption positives?
 - :func:`with_paper_columns` - the paper's numbers beside ours.
+- :func:`grids`, :func:`members`, :func:`world`, :func:`prepare` - the plan, its worlds and caches, which the
+  notebook and ``tools/member_pool.py`` both take from here.
 
 Scale choices (stated in the notebook): ``n_neighbors`` 200 as the paper at medium and full,
 40 at smoke (1,500 texts: 200 would span three topics); Doc2Vec ``min_count`` 20 at full, 10 at
@@ -31,12 +33,14 @@ from ..data.base import ITMDataset
 from ..metrics import k_way_accuracy, neighbor_distance, neighborhood_preservation, retrieval_recall
 from ..models.neighborhoods import NeighborhoodsConfig
 from ..relevance.doc2vec import Doc2VecSettings, doc2vec_key, doc_vectors, train_doc2vec
-from ..training.grid import Grid
+from ..training.grid import Grid, Member
 from ..training.train import TrainConfig, TrainResult
+from ..training.world import World, load_splits, plan_members, training_source
 
-__all__ = ["grids", "ARMS", "D2V_TAGS", "split_arm", "SETTINGS", "TABLE1", "TABLE2", "TABLE4", "CONTROL", "arm_config",
-           "arm_configs", "neighborhoods_evaluator", "test_omega", "caption_neighbor_recall", "with_paper_columns", "kway_k",
-           "preservation_k", "doc2vec_settings", "scale_note", "topic_purity", "PAPER_DATASETS", "settings_table", "NEWS_RECIPES"]
+__all__ = ["grids", "members", "world", "prepare", "ARMS", "D2V_TAGS", "split_arm", "SETTINGS", "TABLE1", "TABLE2", "TABLE4", "CONTROL",
+           "arm_config", "arm_configs", "neighborhoods_evaluator", "test_omega", "caption_neighbor_recall", "with_paper_columns",
+           "kway_k", "preservation_k", "doc2vec_settings", "scale_note", "topic_purity", "PAPER_DATASETS", "settings_table",
+           "NEWS_RECIPES"]
 
 #: notebook 07's news-arm recipe at each scale, chosen by its probes on the baseline's dev curve (the notebook's
 #: table ``recipe_probes``): lr 1e-4, each arm stopping on its own dev curve (at most 30 epochs, patience 3)
@@ -323,3 +327,44 @@ def grids(p: Mapping[str, Any], news_data: str, literal_data: str) -> dict[str, 
                          tuple(headline_methods("07_semantic_neighborhoods", "news")), p["headline_seeds"]),
             "literal": Grid(arm_configs(p["scale"], p["literal_arms"], data=literal_data, **common),
                             (float(p["literal_fraction"]),), seeds, "literal")}
+
+
+def members(p: Mapping[str, Any]) -> list[Member]:
+    """Every member of notebook 07's plan (:func:`grids`) at ``p``: the news grid, then the literal one."""
+    return plan_members(grids(p, news_data=training_source(p), literal_data=training_source(p, "synthetic")))
+
+
+def world(kind: str, p: Mapping[str, Any], device: str) -> World:
+    """``"news"``: the news pairs, each arm measured in the Ω its neighbours come from (:func:`arm_omegas`) at
+    the scale's preservation depth; ``"literal"``: the synthetic world under k-way accuracy and Recall."""
+    if kind == "news":
+        train, dev, test = load_splits(p["dataset"], p["scale"], p["seed"])
+        omegas = arm_omegas(train, test, p["scale"], p["news_arms"], p["d2v_mode"])
+        fn = neighborhoods_evaluator(test, omega=omegas, d2v_mode=p["d2v_mode"], n_draws=p["n_draws"], seed=p["seed"],
+                                     preservation_k=min(preservation_k(p["scale"]), test.n_images - 1), device=device)
+    else:
+        train, dev, test = load_splits("synthetic", p["scale"], p["seed"])
+        fn = neighborhoods_evaluator(test, n_draws=p["n_draws"], seed=p["seed"], device=device)
+    return World(train, dev, test, None, fn)
+
+
+def prepare(todo: Sequence[Member], p: Mapping[str, Any]) -> None:
+    """Every Doc2Vec and Ω the members ``todo`` start from (word vectors; text neighbours), trained and cached
+    once before a pool's workers start: the literal arms' subsets differ by seed, each with its own Doc2Vec."""
+    import dataclasses
+
+    from ..relevance.doc2vec import omega_vectors
+    from ..training.grid import member_config
+
+    trains = {k: load_splits(p["dataset"] if k == "news" else "synthetic", p["scale"], p["seed"])[0]
+              for k in dict.fromkeys(m.world for m in todo)}
+    for m in todo:
+        sub, c = member_config(m.config, trains[m.world], m.fraction, m.seed)
+        mc = c.model
+        if not hasattr(mc, "doc2vec"):
+            continue
+        settings = mc.doc2vec()
+        if mc.init_words:
+            train_doc2vec(sub.captions, dataclasses.replace(settings, mode=mc.words_mode or settings.mode))
+        if mc.neighbors == "text":
+            omega_vectors(sub.captions, settings)

@@ -8,7 +8,8 @@ poolings :mod:`itmlib.models.alignment` (with A_ij = cos(v_i, s_j) over regions 
 
 grounding :mod:`itmlib.metrics.grounding` (the words it scores: :func:`grounding_targets`). This module
 holds the paper's scale sizes, its configs, the evaluation bundle of Tables 1/4 (Recall and NDCG@25 with
-ROUGE-L and SPICE-like relevance, grounding measured), the joins to the paper's rows and the query timings.
+ROUGE-L and SPICE-like relevance, grounding measured), the joins to the paper's rows and the query timings;
+:func:`grids`, :func:`members` and :func:`world` give the notebook and ``tools/member_pool.py`` one plan.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from ..training.train import TrainConfig, TrainResult
 __all__ = ["grounding_targets", "TERAN_SIZES", "teran_config", "teran_dev_relevance", "comparison_configs", "TUNED_BERT", "recall_ndcg",
            "teran_evaluator", "TERN_TEST_POOLINGS", "PAPER_ROWS",
            "with_paper_columns", "query_times", "FIGURE_BUDGETS", "figure_configs", "REFERENCE",
-           "grids", "TERAN_RECIPES"]
+           "grids", "members", "world", "TERAN_RECIPES"]
 
 #: notebook 08's budgets at each scale: the headline arms as the recipe probe on MrSw's dev curve chose (the
 #: notebook's table ``recipe_probe``: at most 20 epochs, patience 3); the comparison arms keep the 4 epochs their
@@ -287,3 +288,26 @@ def grounding_targets(ds: ITMDataset) -> pd.DataFrame:
             rows.append({"caption": c, "word_pos": starts[0] + n - 1, "word": noun, "image": img,
                          "region": int(obj_region[img][k])})
     return pd.DataFrame(rows, columns=["caption", "word_pos", "word", "image", "region"])
+
+
+def members(p: Mapping[str, Any]) -> list[Any]:
+    """Notebook 08's grid's members, the headline arms seed by seed first: a pool cut off part-way leaves
+    paired seeds."""
+    from ..training.world import training_source
+
+    grid = grids(p, training_source(p))["teran"]
+    everyone = grid.members()
+    heads = [m for m in everyone if m.name in grid.headline]
+    return sorted(heads, key=lambda m: m.seed) + [m for m in everyone if m.name not in grid.headline]
+
+
+def world(kind: str, p: Mapping[str, Any], device: str, keep: dict[str, Any] | None = None) -> Any:
+    """The ``"teran"`` world: the splits, Tables 1/4's evaluation (NDCG with ROUGE-L and gold-graph relevance,
+    TERN also scored by region-word alignment, :data:`TERN_TEST_POOLINGS`) and the dev NDCG the epoch selection
+    reads; ``keep`` receives the first seed's models for the figures (:func:`teran_evaluator`)."""
+    from ..training.world import World, load_splits
+
+    train, dev, test = load_splits(p["dataset"], p["scale"], p["seed"])
+    fn = teran_evaluator({"rouge": eval_rouge(test), "sg": eval_relevance(test)}, device=device,
+                         test_poolings=TERN_TEST_POOLINGS, keep=keep)
+    return World(train, dev, test, None, fn, {"dev_relevance": teran_dev_relevance(dev)})

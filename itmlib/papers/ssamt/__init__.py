@@ -11,7 +11,8 @@ losses (eqs. 1-4) in :mod:`itmlib.losses.phrase`; training is the course's one l
 This package holds what is the paper's alone: :mod:`.configs` (configs by scale, the Table 3 arms, the
 grids), :mod:`.evaluation` (Recall/NCS with re-ranking, Table 4's mismatch classification by two protocols,
 Figure 3 made measurable: is the lowest-scoring phrase of a negative caption a truly false one?, re-ranking
-depth against Recall and time) and :mod:`.tables` (the per-seed tables its claims are judged on).
+depth against Recall and time) and :mod:`.tables` (the per-seed tables its claims are judged on); :mod:`.worlds` gives the notebook and
+the member pool the same members and worlds.
 No public code exists; every choice is stated in the model module's docstring.
 
 Table 4's protocol. The paper reports global accuracies of 76.9 (i2t) and 83.9 (t2i) for a model whose
@@ -29,9 +30,10 @@ from .configs import (grids, ARMS, RULE3_ARM, PER_PART_WORLD, arm_name, PAPER_NA
 from .evaluation import (negative_pairs, mismatch_accuracy, mask_of_pair, best_threshold, threshold_accuracy,
                          classifier_accuracy, pair_thresholds, part_accuracy, false_phrases, ssamt_evaluator,
                          rerank_curve, true_tuples)
+from .worlds import members, world
 from .tables import (relative_fractions, pm_gains, with_paper_columns, figure3_table, longer_table)
 
-__all__ = ["grids", "ARMS", "RULE3_ARM", "PER_PART_WORLD", "arm_name", "PAPER_NAMES", "ssamt_config",
+__all__ = ["grids", "members", "world", "ARMS", "RULE3_ARM", "PER_PART_WORLD", "arm_name", "PAPER_NAMES", "ssamt_config",
            "fixed_updates", "scaled_epochs", "table3_configs", "negative_pairs", "mismatch_accuracy",
            "mask_of_pair", "best_threshold", "threshold_accuracy", "classifier_accuracy", "pair_thresholds",
            "part_accuracy", "false_phrases", "ssamt_evaluator", "rerank_curve", "true_tuples",
