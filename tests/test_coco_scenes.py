@@ -46,7 +46,7 @@ def test_no_caption_that_queries_an_image_builds_its_scene(split):
 
 
 def test_synonyms_share_one_category_and_place_words_name_no_object():
-    vocab = build_vocab([[("man",), ("street",)], [("street",), ("background",)]], CocoScenesConfig(n_categories=82))
+    vocab = build_vocab([[("man",), ("street",)], [("street",), ("background",)]], 82, 60)
     c = vocab.lemma_index
     assert c["guy"] == c["man"] == c["person"] == 0 and c["bike"] == c["bicycle"]
     assert vocab.categories[:2] == ("person", "bicycle") and vocab.categories[80] == "street"
@@ -67,12 +67,12 @@ def test_every_category_a_scene_caption_names_is_in_the_scene_with_a_region(test
 
 
 def test_counts_come_from_number_words_and_attributes_from_the_vocabulary():
-    vocab = build_vocab([[("dog",), ("ball",)]], CocoScenesConfig(n_categories=81))
+    vocab = build_vocab([[("dog",), ("ball",)]], 81, 60)
     dog, ball = vocab.lemma_index["dog"], vocab.lemma_index["ball"]
     scene = scene_of([[("dog",), ("dog", "two"), ("dog", "brown")], [("dog",), ("dog", "three"), ("ball",)]],
                      vocab, {"brown": 0})
     assert scene == {dog: (3, frozenset({0})), ball: (1, frozenset())}
-    assert "two" in NUMBERS and "two" not in build_vocab([[("dog", "two"), ("dog", "red")]], CocoScenesConfig()).attributes
+    assert "two" in NUMBERS and "two" not in build_vocab([[("dog", "two"), ("dog", "red")]], 150, 60).attributes
 
 
 def test_features_do_not_change_when_every_word_is_renamed():
@@ -84,13 +84,15 @@ def test_features_do_not_change_when_every_word_is_renamed():
     cfg = CocoScenesConfig(n_categories=83, n_attributes=2)
 
     def feats(tuples):
-        vocab = build_vocab(tuples, cfg)
+        vocab = build_vocab(tuples, cfg.n_categories, cfg.n_attributes)
         scenes = [scene_of([r], vocab, {w: k for k, w in enumerate(vocab.attributes)}) for r in tuples]
         n = vocab.other + 1
         return _features(scenes, np.ones((n, n), np.int64), cfg, seed=0, split="train")
 
-    for a, b in zip(feats(caps), feats(caps2)):
+    (*arrays, attrs), (*arrays2, attrs2) = feats(caps), feats(caps2)
+    for a, b in zip(arrays, arrays2):
         np.testing.assert_array_equal(a, b)
+    assert attrs == attrs2
 
 
 def test_seeded_and_deterministic(test_ds):
@@ -237,3 +239,29 @@ def test_a_split_loads_from_its_text_cache_without_the_coco_or_eccv_files(test_d
     assert coco_scenes_text.text_side("test", "smoke", 0)["captions"] == first["captions"]
     assert len(first["captions"]) == 5 * test_ds.n_images and set(test_ds.captions) < set(first["captions"])
     assert "unreadable" in caplog.text
+
+
+def test_every_object_lemma_gets_a_category_with_n_categories_0_and_bad_knobs_are_named():
+    """Uncapped (``n_categories`` 0) every object lemma the scene captions name is a category of its own, ordered by
+    frequency (ties by first appearance); the cap keeps COCO's 80 then the most frequent; a knob out of range is
+    named."""
+    tuples = [[("zorp",), ("dog",)], [("zorp",), ("flim",)], [("quax",)]]
+    assert build_vocab(tuples, 0, 60).categories[80:] == ("zorp", "flim", "quax")
+    assert build_vocab(tuples, 81, 60).categories[80:] == ("zorp",)
+    with pytest.raises(ValueError, match="n_categories must be 0"):
+        CocoScenesConfig(n_categories=40)
+    with pytest.raises(ValueError, match="n_test must be 0"):
+        CocoScenesConfig(n_test=5001)
+    assert "n_categories=0, n_test=5000" in dataset_source("coco_scenes", "test", scale="smoke", n_categories=0, n_test=5000)
+    assert "n_test" not in dataset_source("coco_scenes", "test", scale="smoke")      # v5's records keep their names
+
+
+def test_each_regions_attributes_are_kept_and_are_the_scenes_for_its_objects(test_ds):
+    """``region_attributes``: per image, each filled region's attribute indices - its scene object's for the first
+    regions (category order, one region per instance), a distractor's own after them."""
+    for i in range(20):
+        scene, attrs = test_ds.image_extras["objects"][i], test_ds.image_extras["region_attributes"][i]
+        cats = np.asarray(test_ds.image_extras["region_category"][i])
+        assert len(attrs) == int(test_ds.region_counts[i]) == int((cats >= 0).sum())
+        mine = [(c, tuple(sorted(a))) for c, (n, a) in scene.items() for _ in range(n)][: len(attrs)]
+        assert [(int(c), a) for c, a in zip(cats, attrs)][: len(mine)] == mine

@@ -46,14 +46,17 @@ def test_the_gate_turns_only_the_judged_verdicts_of_a_paper_below_its_level():
     assert out.loc["real_teran_beats_tern", "verdict"].startswith("holds")
 
 
-def test_the_floor_reading_says_when_the_world_is_too_easy():
-    from itmlib.course.real_levels import floor_reading
+def test_the_floor_reading_reads_vse_against_the_higher_floor_and_the_ceiling():
+    from itmlib.course.real_levels import CEILINGS, FLOORS, floor_reading
 
-    t = pd.DataFrame({"model": ["lexical floor (no training)", "VSE++", "VSE++"], "fraction": [float("nan"), 1.0, 0.15],
-                      "rsum": [200.0, 215.0, 120.0]})
-    assert floor_reading(t) == ("VSE++ on every training image reaches test Rsum 215.0 against the floor's 200.0 (+15.0). "
-                                "The floor matches it (VSE++ less than 10% above): this world is too easy to test the "
-                                "papers' ideas.")
-    assert "room to show" in floor_reading(t.assign(rsum=[200.0, 221.0, 120.0]))    # 10.5% above
-    assert "(-22.0). VSE++ stays below the floor" in floor_reading(t.assign(rsum=[200.0, 178.0, 120.0]))
+    t = pd.DataFrame({"model": [FLOORS[0], FLOORS[1], CEILINGS[1], "VSE++", "VSE++"],
+                      "fraction": [float("nan")] * 3 + [1.0, 0.15], "rsum": [200.0, 190.0, 500.0, 215.0, 120.0]})
+    assert floor_reading(t) == ("VSE++ on every training image reaches test Rsum 215.0 against the higher floor's 200.0 "
+                                "(lexical floor (no training); +15.0). It matches VSE++ (VSE++ less than 10% above): this "
+                                "world cannot test the papers' ideas. The ceiling (no model can tell apart images whose "
+                                "scenes are identical) is 500.0: VSE++ covers 5% of the way from that floor to it.")
+    higher = floor_reading(t.assign(rsum=[200.0, 230.0, 500.0, 215.0, 120.0]))          # the co-occurrence floor is higher
+    assert "against the higher floor's 230.0 (word-category co-occurrence (training counts); -15.0). VSE++ stays below" in higher
+    assert "room to show" in floor_reading(t.assign(rsum=[200.0, 190.0, 500.0, 221.0, 120.0]))    # 10.5% above
     assert "no records" in floor_reading(t[t.fraction != 1.0])
+    assert "ceiling" not in floor_reading(t[t.model != CEILINGS[1]])

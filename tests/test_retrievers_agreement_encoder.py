@@ -195,19 +195,66 @@ def test_auc_draws_resample_positives_and_negatives_apart_and_pair_the_scores():
     assert t.auc.iloc[5] == pytest.approx(_auc(b[idx], label[idx]))     # b on the same draw as a
 
 
-def test_lexical_floor_scores_category_and_attribute_overlap_by_hand():
-    """Image 0 holds a person and a brown dog, image 1 a car (and a distractor person region). Caption 0 "a man
-    and his brown dog": categories {person, dog} -> 2 / sqrt(2 * 2) = 1 with image 0, plus 0.5 * (brown dog) 1/1;
-    1 / sqrt(2 * 2) = 0.5 with image 1. Caption 1 "a guy by a car": 1 / sqrt(2 * 2) = 0.5 and 2 / sqrt(2 * 2) = 1."""
+def _two_image_world():
+    """Image 0 holds a person and a brown dog, image 1 a car and a distractor person region that is brown; the
+    vocabulary holds "hot dog" (CHAIR's two-word name) too."""
     from types import SimpleNamespace
 
-    from itmlib.course.retrievers import lexical_floor
-
-    cats = ["person", "dog", "car", "other"]
-    ds = SimpleNamespace(n_images=2, n_captions=2, image_extras={
+    cats = ["person", "dog", "car", "hot dog", "other"]
+    return SimpleNamespace(n_images=2, n_captions=3, img_of_caption=np.array([0, 1, 1]), image_extras={
         "categories": [cats] * 2, "attributes": [["brown"]] * 2,
         "region_category": [np.array([0, 1, -1]), np.array([2, 0, -1])],
+        "region_attributes": [[(), (0,)], [(), (0,)]],
         "objects": [{0: (1, frozenset()), 1: (1, frozenset({0}))}, {2: (1, frozenset())}]},
-        graphs=[{"objects": ["dog", "man"], "attributes": [(0, "brown")]}, {"objects": ["car", "guy", "street"], "attributes": []}])
-    s = lexical_floor(ds)
-    np.testing.assert_allclose(s, [[1.5, 0.5], [0.5, 1.0]], atol=1e-6)
+        graphs=[{"objects": ["dog", "man"], "attributes": [(0, "brown")]},
+                {"objects": ["car", "guy", "street"], "attributes": [(1, "brown")]},
+                {"objects": ["dog"], "attributes": [(0, "hot")]}])
+
+
+def test_lexical_floor_scores_category_and_attribute_overlap_by_hand():
+    """Caption 0 "a man and his brown dog": categories {person, dog} -> 2 / sqrt(2 * 2) = 1 with image 0, plus
+    0.5 * (brown dog) 1/1; 1 / sqrt(2 * 2) = 0.5 with image 1. Caption 1 "a brown guy by a car": 0.5 with image 0;
+    1 with image 1, plus 0.5 * (brown person) 1/1 - the distractor's attribute counts, as a model sees it in its
+    features. Caption 2 "a hot dog": CHAIR's two-word name, the world's way - no dog, so 0 with image 0 (and
+    "hot" is then no attribute)."""
+    from itmlib.course.retrievers import lexical_floor
+
+    s = lexical_floor(_two_image_world())
+    np.testing.assert_allclose(s, [[1.5, 0.5, 0.0], [0.5, 1.5, 0.0]], atol=1e-6)
+
+
+def test_the_ceilings_tie_exactly_the_images_whose_scenes_match():
+    """Three images: 0 and 1 hold the same categories (1 has two dogs), 2 another. By category sets a query of
+    image 0 ties images 0 and 1; by whole scenes it ranks its own image alone first."""
+    from types import SimpleNamespace
+
+    from itmlib.course.retrievers import scene_ceiling
+
+    ds = SimpleNamespace(img_of_caption=np.array([0, 1, 2]), image_extras={"objects": [
+        {0: (1, frozenset()), 1: (1, frozenset())}, {0: (1, frozenset()), 1: (2, frozenset())}, {2: (1, frozenset())}]})
+    assert (scene_ceiling(ds, "categories").round(6) == [[1, 1, 0], [1, 1, 0], [0, 0, 1]]).all()
+    assert (scene_ceiling(ds, "scene").round(6) == np.eye(3)).all()
+    with pytest.raises(ValueError, match="by"):
+        scene_ceiling(ds, "pixels")
+
+
+def test_cooccurrence_scores_are_a_query_likelihood_ratio_by_hand():
+    """Training: "dog runs" and "dog sleeps" with a dog region, "car parked" with a car region (min count 1, no
+    smoothing but 0.01). Words (dog 2, runs, sleeps, car, parked 1 each): P(dog) = 2/6. Under the dog category dog
+    counts 2 of 4 (+0.01 each of 5 words): P(dog | dog) = 2.01 / 4.05; under car 0.01 / 2.05. Test caption "a
+    dog" scores the dog image log(1 + (2.01 / 4.05) / (2/6)) and the car image log(1 + (0.01 / 2.05) / (2/6));
+    "parked car" the car image with the mean of its two words, each log(1 + (1.01 / 2.05) / (1/6))."""
+    from types import SimpleNamespace
+
+    from itmlib.course.retrievers import cooccurrence_scores
+
+    extras = lambda cats: {"categories": [["dog", "car", "other"]] * len(cats), "region_category": cats}  # noqa: E731
+    train = SimpleNamespace(captions=["dog runs", "dog sleeps", "car parked"], img_of_caption=np.array([0, 1, 2]),
+                            n_images=3, image_extras=extras([np.array([0, -1]), np.array([0, -1]), np.array([1, -1])]))
+    test = SimpleNamespace(captions=["a dog", "parked car"], n_images=2,
+                           image_extras=extras([np.array([0, -1]), np.array([1, -1])]))
+    s = cooccurrence_scores(train, test, min_count=1)
+    np.testing.assert_allclose(s[:, 0], [np.log1p(2.01 / 4.05 * 3), np.log1p(0.01 / 2.05 * 3)], atol=1e-6)
+    assert s[1, 1] == pytest.approx(np.log1p(1.01 / 2.05 * 6), abs=1e-6) and s[1, 1] > s[0, 1]
+    with pytest.raises(ValueError, match="different vocabularies"):
+        cooccurrence_scores(train, SimpleNamespace(captions=["dog"], n_images=1, image_extras={"categories": [["dog", "other"]]}))

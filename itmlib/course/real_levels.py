@@ -12,9 +12,11 @@ The reference is VSE++ at the largest fraction of the training images not above 
 averaged over its seeds (:func:`levels`). A level is a bar for the model to clear, read on seed means, not a
 claim: :func:`level_gate` turns a gated paper's verdicts into ``not judged (below its level: ...)``.
 
-The world itself has a level too: :func:`floor_reading` reads VSE++ against the training-free lexical floor
-(:func:`itmlib.course.retrievers.lexical_floor`); a floor within :data:`FLOOR_MATCH` of VSE++ makes the world
-too easy to test the papers' ideas.
+The world itself has a level too: :func:`floor_reading` reads VSE++ against the higher of two floors - the
+training-free word overlap (:func:`itmlib.course.retrievers.lexical_floor`) and the co-occurrence counts of the
+training captions (:func:`~itmlib.course.retrievers.cooccurrence_scores`) - and the world's ceiling
+(:func:`~itmlib.course.retrievers.scene_ceiling`); a floor within :data:`FLOOR_MATCH` of VSE++ leaves the
+papers' ideas no room to show.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-__all__ = ["LEVELS", "levels", "level_gate", "FLOOR_MATCH", "floor_reading"]
+__all__ = ["LEVELS", "levels", "level_gate", "FLOOR_MATCH", "FLOORS", "CEILINGS", "floor_reading"]
 
 #: paper (the prefix of its replayed claims' ids, ``real_<paper>_``) -> (its main model, the share of VSE++'s
 #: test Rsum it must reach, the paper's table, model and dataset the share is read against)
@@ -99,20 +101,29 @@ def level_gate(claims: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
 
 #: the lexical floor "matches" a model when the model's test Rsum is less than this share above it
 FLOOR_MATCH = 0.1
+#: the floor table's rows (:func:`floor_reading`): the two floors a trained model is read against, and the ceiling
+FLOORS = ("lexical floor (no training)", "word-category co-occurrence (training counts)")
+CEILINGS = ("ceiling: identical category sets tie", "ceiling: identical scenes tie")
 
 
 def floor_reading(table: pd.DataFrame) -> str:
-    """One sentence reading VSE++ on every training image against the training-free lexical floor, from the
-    floor table (``model``, ``fraction``, ``rsum``; the floor's row is ``"lexical floor (no training)"``): the
-    world is too easy to test the papers' ideas when VSE++ is less than :data:`FLOOR_MATCH` above the floor."""
-    floor = table[table.model == "lexical floor (no training)"].rsum
+    """One paragraph reading VSE++ on every training image against the higher of the two floors (:data:`FLOORS`:
+    the training-free word overlap, the co-occurrence counts of the training captions) and the ceiling of identical
+    scenes, from the floor table (``model``, ``fraction``, ``rsum``): a world whose VSE++ is less than
+    :data:`FLOOR_MATCH` above the higher floor cannot show what the papers' ideas add to learning."""
+    floors = table[table.model.isin(FLOORS)].sort_values("rsum")
     vse = table[(table.model == "VSE++") & (table.fraction == 1.0)].rsum
-    if not (len(floor) and len(vse)):
+    if not (len(floors) and len(vse)):
         return "VSE++ on every training image has no records on this world yet: nothing is read against the floor."
-    f, v = float(floor.iloc[0]), float(vse.iloc[0])
-    verdict = ("VSE++ stays below the floor: matching the query's words to the scene's categories retrieves more than "
-               "VSE++ learns here, so this world is too easy to test the papers' ideas" if v < f else
-               f"The floor matches it (VSE++ less than {FLOOR_MATCH:.0%} above): this world is too easy to test "
-               "the papers' ideas" if v < f * (1 + FLOOR_MATCH) else
-               "Learning retrieves more than word overlap here, so the papers' ideas have room to show")
-    return f"VSE++ on every training image reaches test Rsum {v:.1f} against the floor's {f:.1f} ({v - f:+.1f}). {verdict}."
+    name, f, v = floors.model.iloc[-1], float(floors.rsum.iloc[-1]), float(vse.iloc[0])
+    verdict = ("VSE++ stays below it: a model that has not learned what word overlap retrieves cannot show what the "
+               "papers' ideas add, so this world cannot test them" if v < f else
+               f"It matches VSE++ (VSE++ less than {FLOOR_MATCH:.0%} above): this world cannot test the papers' ideas"
+               if v < f * (1 + FLOOR_MATCH) else "Learning retrieves more than the floors here, so the papers' ideas have room to show")
+    out = f"VSE++ on every training image reaches test Rsum {v:.1f} against the higher floor's {f:.1f} ({name}; {v - f:+.1f}). {verdict}."
+    top = table[table.model == CEILINGS[-1]].rsum
+    if len(top) and float(top.iloc[0]) > f:
+        c = float(top.iloc[0])
+        out += (f" The ceiling (no model can tell apart images whose scenes are identical) is {c:.1f}: VSE++ covers "
+                f"{100 * (v - f) / (c - f):.0f}% of the way from that floor to it.")
+    return out

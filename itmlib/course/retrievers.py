@@ -12,7 +12,9 @@ Each returns an (n_images, n_captions) score matrix, the ``sims`` every metric t
   image by its mean cosine to them (leave-one-out: a caption never sees
   itself). Vectors from TF-IDF (:func:`tfidf_vectors`) or a sentence encoder.
 * :func:`lexical_floor` - the real-language world's floor: a caption scores an image by the categories (and
-  attributes) it names that the image's regions hold, with no training - what word overlap alone achieves.
+  attributes) it names that the image's regions hold, with no training - what word overlap alone achieves;
+  :func:`cooccurrence_scores` the same learned from training counts alone (no network); :func:`scene_ceiling`
+  the world's ceiling (images whose scenes are identical cannot be told apart).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import scipy.sparse as sp
 from ..data.base import CAPTIONS_PER_IMAGE
 
 __all__ = ["random_scores", "noisy_oracle", "gt_first", "figure1_rankings", "tfidf_vectors", "caption_proxy",
-           "lexical_floor"]
+           "lexical_floor", "cooccurrence_scores", "scene_ceiling", "CEILINGS"]
 
 
 def random_scores(n_images: int, n_captions: int, seed: int = 0) -> np.ndarray:
@@ -108,49 +110,128 @@ def caption_proxy(vectors: np.ndarray | sp.spmatrix, img_of_caption: np.ndarray,
     return out
 
 
+def _jitter(shape: tuple[int, int], seed: int) -> np.ndarray:
+    """Ties broken by a seeded jitter far below any score step, so that no image is favoured by its index."""
+    return 1e-9 * np.random.default_rng(seed).random(shape)
+
+
+def _caption_pairs(graph: dict, vocab) -> tuple[list[int], list[tuple[int, int]]]:
+    """A caption graph's categories and (category, attribute) pairs, read the way the world reads its scene
+    captions (:meth:`~itmlib.data.coco_scenes_vocab.Vocabulary.category`: CHAIR's synonyms, and a two-word name
+    read off an attribute and its object - "hot dog" is no dog - whose attribute is then no attribute)."""
+    from ..data.categories import synonyms
+
+    syn, attrs = synonyms(), {a: k for k, a in enumerate(vocab.attributes)}
+    of: dict[int, list[str]] = {}
+    for node, a in graph["attributes"]:
+        of.setdefault(node, []).append(a)
+    cats, pairs = [], []
+    for node, w in enumerate(graph["objects"]):
+        c = vocab.category(w, of.get(node, ()))
+        if c == vocab.other:
+            continue
+        cats.append(c)
+        pairs += [(c, attrs[a]) for a in of.get(node, ()) if a in attrs and f"{a} {w}" not in syn]
+    return cats, pairs
+
+
 def lexical_floor(ds, attr_weight: float = 0.5, seed: int = 0) -> np.ndarray:
     """A training-free retriever on the real-language world (``coco_scenes``): caption c scores image i by
 
         |C(c) ∩ C(i)| / sqrt(|C(c)| |C(i)|)  +  attr_weight · |A(c) ∩ A(i)| / max(|A(c)|, 1)
 
-    with C(c) the categories its parsed objects name (CHAIR's synonyms: *guy* is a person; "other" never
-    counts), C(i) the categories of every region of the image (its scene's objects and its distractors), and
-    A the (category, attribute) pairs of the caption and of the image's scene. Ties are broken by a seeded
-    jitter far below any score step, so no image is favoured by its index. Perfect perception, no learning:
-    a trained model that does not beat it has learned no more than word overlap."""
-    from ..data.categories import synonyms
+    with C(c) the categories its parsed objects name, read as the world reads its scene captions
+    (:func:`_caption_pairs`; "other" never counts), C(i) the categories of every region of the image, and A the
+    (category, attribute) pairs of the caption and of every region of the image - the distractors' too, which a
+    model meets in their features as well. Perfect perception, no learning, and nothing a model lacks: a trained
+    model that does not beat it has learned no more than word overlap."""
+    from ..data.coco_scenes_vocab import dataset_vocab
 
-    cats = ds.image_extras["categories"][0]
-    index, other = {w: k for k, w in enumerate(cats[:-1])}, len(cats) - 1
-    attrs = {a: k for k, a in enumerate(ds.image_extras["attributes"][0])}
-    syn = synonyms()
-    cat_of = lambda w: index.get(syn.get(w, w), other)   # noqa: E731
+    if "region_attributes" not in ds.image_extras:
+        raise ValueError("lexical_floor needs a coco_scenes split (image_extras['region_attributes'])")
+    vocab = dataset_vocab(ds)
+    other, n_a = vocab.other, max(len(vocab.attributes), 1)
     n_i, n_c = ds.n_images, ds.n_captions
     img_cat = np.zeros((n_i, other), np.float64)
-    for i, row in enumerate(ds.image_extras["region_category"]):
-        row = np.asarray(row)
-        img_cat[i, np.unique(row[(row >= 0) & (row < other)])] = 1
-    n_a = len(attrs)
-    img_att = sp.lil_matrix((n_i, other * max(n_a, 1)))
-    for i, scene in enumerate(ds.image_extras["objects"]):
-        for c, (_, a) in scene.items():
-            if c < other:
+    img_att = sp.lil_matrix((n_i, other * n_a))
+    for i, (row, attrs) in enumerate(zip(ds.image_extras["region_category"], ds.image_extras["region_attributes"])):
+        for c, a in zip(np.asarray(row)[: len(attrs)], attrs):
+            if 0 <= c < other:
+                img_cat[i, c] = 1
                 for k in a:
                     img_att[i, c * n_a + k] = 1
     cap_cat = np.zeros((n_c, other), np.float64)
-    cap_att = sp.lil_matrix((n_c, other * max(n_a, 1)))
+    cap_att = sp.lil_matrix((n_c, other * n_a))
     for j, g in enumerate(ds.graphs):
-        cs = [cat_of(w) for w in g["objects"]]
-        for c in cs:
-            if c < other:
-                cap_cat[j, c] = 1
-        for node, a in g["attributes"]:
-            c = cs[node]
-            if c < other and a in attrs:
-                cap_att[j, c * n_a + attrs[a]] = 1
+        cats, pairs = _caption_pairs(g, vocab)
+        cap_cat[j, cats] = 1
+        for c, k in pairs:
+            cap_att[j, c * n_a + k] = 1
     norm = np.sqrt(np.outer(img_cat.sum(1), cap_cat.sum(1)))
     scores = np.divide(img_cat @ cap_cat.T, norm, out=np.zeros((n_i, n_c)), where=norm > 0)
     cap_att = cap_att.tocsr()
     shared = (img_att.tocsr() @ cap_att.T).toarray()
     scores += attr_weight * shared / np.maximum(np.asarray(cap_att.sum(1)).ravel(), 1)[None, :]
-    return scores + 1e-9 * np.random.default_rng(seed).random((n_i, n_c))
+    return scores + _jitter((n_i, n_c), seed)
+
+
+def _region_categories(ds, n_categories: int) -> sp.csr_matrix:
+    """(images, categories + 1) binary: which categories (distractors' too; "other" last) an image's regions hold."""
+    rows, cols = [], []
+    for i, row in enumerate(ds.image_extras["region_category"]):
+        ks = np.unique(np.asarray(row)[np.asarray(row) >= 0])
+        rows += [i] * ks.size
+        cols += ks.tolist()
+    return sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(ds.n_images, n_categories + 1))
+
+
+def cooccurrence_scores(train_ds, ds, min_count: int = 2, smoothing: float = 0.01, seed: int = 0) -> np.ndarray:
+    """A learned baseline with no network: what the training split's captions say next to each region category,
+    read as a query likelihood against the background (a translation model in the manner of Berger & Lafferty),
+
+        score(i, c) = (1 / |W(c)|) Σ_{w ∈ W(c)} log(1 + P(w | i) / P(w)),     P(w | i) = mean_{k ∈ C(i)} P(w | k)
+
+    with W(c) the caption's words (lower-cased tokens, English stop words out, seen in at least ``min_count``
+    training captions), C(i) the categories of the image's regions (distractors included, as a model sees them),
+    P(w | k) the share of w among the words of the training captions whose image has a region of category k
+    (each count plus ``smoothing``) and P(w) w's share of all training words. It learns from the training counts
+    alone what the word-overlap floor is given (CHAIR's synonyms: "guy" meets person regions), and more ("kitchen"
+    meets oven regions); averaging over the caption's words makes a caption's scores comparable across images
+    and captions alike."""
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    n_k = len(train_ds.image_extras["categories"][0])
+    if len(ds.image_extras["categories"][0]) != n_k:
+        raise ValueError("cooccurrence_scores: the two splits come from different vocabularies (categories differ)")
+    words = CountVectorizer(lowercase=True, stop_words="english", binary=True, min_df=min_count)
+    q_train = words.fit_transform(train_ds.captions).tocsr().astype(np.float64)
+    pairs = np.asarray((q_train.T @ _region_categories(train_ds, n_k - 1)[train_ds.img_of_caption]).todense())
+    p_w = np.asarray(q_train.sum(0)).ravel() / q_train.sum()
+    p_wk = (pairs + smoothing) / (pairs + smoothing).sum(0, keepdims=True)           # words x categories
+    v = _region_categories(ds, n_k - 1)
+    v = sp.diags(1 / np.maximum(np.asarray(v.sum(1)).ravel(), 1)) @ v               # mean over the image's categories
+    q = words.transform(ds.captions).tocsr().astype(np.float64)
+    q = sp.diags(1 / np.maximum(np.asarray(q.sum(1)).ravel(), 1)) @ q                # mean over the caption's words
+    scores = np.asarray(q @ np.log1p(np.asarray(v @ p_wk.T) / p_w[None, :]).T).T
+    return scores + _jitter(scores.shape, seed)
+
+
+#: what a scene ceiling lets a retriever tell apart (:func:`scene_ceiling`)
+CEILINGS = ("categories", "scene")
+
+
+def scene_ceiling(ds, by: str = "categories", seed: int = 0) -> np.ndarray:
+    """The ceiling of the real-language world: a retriever that knows each query's image up to what its scene
+    holds, and nothing else. Caption c scores 1 every image whose scene equals its own image's - by its set of
+    categories (``by="categories"``) or by its whole scene, counts and attributes included (``"scene"``) - and 0
+    the rest, ties at random. The captions say nothing of what tells two such images apart (their distractors,
+    noise and box jitter are drawn per image), so in expectation no model of the world ranks better."""
+    from ..config import check_choice
+
+    check_choice("by", by, CEILINGS)
+    scenes = ds.image_extras["objects"]
+    keys = [frozenset(s) if by == "categories" else tuple(sorted(s.items())) for s in scenes]
+    ids = {k: n for n, k in enumerate(dict.fromkeys(keys))}
+    key = np.array([ids[k] for k in keys])
+    scores = (key[:, None] == key[np.asarray(ds.img_of_caption)][None, :]).astype(np.float64)
+    return scores + _jitter(scores.shape, seed)

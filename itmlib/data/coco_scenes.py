@@ -13,8 +13,8 @@ co-occurrence statistics), any layout the scene captions do not state.
 
 Construction (:func:`load_coco_scenes`):
 
-* images: ``test`` the first ``n_test`` images of the Karpathy 5k test split (1,000 at medium; its CxC and
-  ECCV Caption positives kept for the query captions), ``train`` / ``dev`` disjoint seeded samples of the
+* images: ``test`` the first ``n_test`` images of the Karpathy 5k test split (1,000 at medium, all 5,000 with the
+  knob ``n_test=5000``; its CxC and ECCV Caption positives kept for the query captions), ``train`` / ``dev`` disjoint seeded samples of the
   other COCO 2014 images with at least five captions, sized by the scale;
 * every caption parsed once by SceneGraphParser + spaCy (:func:`~itmlib.relevance.scene_graph.parse_tuples`),
   cached by content under ``data/cache/coco_scenes/``;
@@ -24,7 +24,9 @@ Construction (:func:`load_coco_scenes`):
   things (*background*, *area*, *front*, *picture* ...) and stop words name no object. Besides the 80 COCO
   categories the world keeps the ``n_categories - 80`` most frequent other object lemmas of the training scene
   captions (the street, the table, the grass, the water ... : what COCO images show but its 80 categories do not
-  cover; dropping them would leave most scenes a few people and vehicles); every other lemma is "other";
+  cover; dropping them would leave most scenes a few people and vehicles); every other lemma is "other" (36% of
+  the scene captions' object mentions at medium). With ``n_categories=0`` every object lemma of every split's
+  scene captions (never a query's) is a category of its own, and "other" keeps 0.4% of the mentions;
 * an image's objects are the union over its two scene captions, merged per category: its count is the largest
   either states ("two dogs": 2; up to 4), its attributes all they give it (the ``n_attributes`` most frequent
   attribute lemmas of the training scene captions; number words set counts instead);
@@ -47,9 +49,7 @@ against its line here; its text side (ids, captions, positives) lives apart in
 
 from __future__ import annotations
 
-import functools
 import logging
-from collections import Counter
 from dataclasses import dataclass, fields
 from typing import Any, Sequence
 
@@ -57,7 +57,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..relevance.scene_graph import parse_cached
-from .categories import NOT_OBJECTS, categories, synonyms
+from .categories import synonyms
+from .coco_scenes_vocab import MAX_COUNT, NUMBERS, Vocabulary, build_vocab, not_objects
 from .coco_scenes_text import text_side
 from .scene_layout import place_boxes, relations_of
 from .base import CAPTIONS_PER_IMAGE, ITMDataset
@@ -71,22 +72,8 @@ COCO_SCENES_VERSION = 5
 #: of an image's five captions, how many build its scene; the rest are its queries
 SCENE_CAPTIONS = 2
 QUERY_CAPTIONS = CAPTIONS_PER_IMAGE - SCENE_CAPTIONS
-#: words that state a count, not an attribute
-NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "couple": 2, "pair": 2, "several": 3,
-           "many": 4, "few": 3, "group": 3, "lot": 4, "bunch": 3}
-MAX_COUNT = 4
-
-
-@functools.lru_cache(maxsize=1)
-def _not_objects() -> frozenset[str]:
-    """Lemmas the parser can return as objects that name none: English stop words ("that", "it", "something";
-    spaCy's list, offline), the count words ("group" of "a group of people") and the words that place or frame
-    things (:data:`~itmlib.data.categories.NOT_OBJECTS`)."""
-    from spacy.lang.en.stop_words import STOP_WORDS
-
-    return frozenset(STOP_WORDS) | frozenset(NUMBERS) | NOT_OBJECTS
-
-
+#: images in the Karpathy 5k test split
+KARPATHY_TEST_IMAGES = 5000
 @dataclass(frozen=True)
 class CocoScenesConfig:
     """Knobs of the world (module docstring). ``noise`` and ``distractors`` are calibrated once on the VSE++
@@ -97,7 +84,7 @@ class CocoScenesConfig:
     noise 0.5 with 2 distractors (dev Rsum 244.6; the table names the world it measured); v5 is v4's scenes
     with these defaults."""
 
-    n_categories: int = 150
+    n_categories: int = 150     # 0: every object lemma of every split's scene captions (no "other" but unparsed words)
     n_attributes: int = 60
     feature_dim: int = 128
     n_regions: int = 36
@@ -105,75 +92,29 @@ class CocoScenesConfig:
     noise: float = 0.5          # calibrated at medium (results/10_real_language/world_calibration.csv)
     distractors: float = 2.0    # the same calibration
     world_seed: int = 2014
+    n_test: int = 0             # test images: 0 the scale's (1,000 at medium), up to 5,000 (Karpathy's whole test split)
 
     def __post_init__(self) -> None:
-        for f in ("n_categories", "n_attributes", "feature_dim", "n_regions"):
+        for f in ("n_attributes", "feature_dim", "n_regions"):
             if int(getattr(self, f)) < 1:
                 raise ValueError(f"{f} must be a positive integer, got {getattr(self, f)!r}")
+        if int(self.n_categories) != 0 and int(self.n_categories) < 80:
+            raise ValueError(f"n_categories must be 0 (every object lemma) or at least COCO's 80, got {self.n_categories!r}")
+        if not 0 <= int(self.n_test) <= KARPATHY_TEST_IMAGES:
+            raise ValueError(f"n_test must be 0 (the scale's) to {KARPATHY_TEST_IMAGES}, got {self.n_test!r}")
         for f in ("attr_weight", "noise", "distractors"):
             if getattr(self, f) < 0:
                 raise ValueError(f"{f} must be >= 0, got {getattr(self, f)!r}")
-
-
-@dataclass(frozen=True)
-class Vocabulary:
-    """The world's objects and attributes (module docstring): ``categories`` (the 80 COCO categories, then the
-    kept other heads; index ``len(categories)`` is "other"), ``attributes``, and ``lemma_index``: every lemma that
-    names a category -> its index (CHAIR's single-word synonyms and the kept heads)."""
-
-    categories: tuple[str, ...]
-    attributes: tuple[str, ...]
-    lemma_index: dict[str, int]
-
-    @property
-    def other(self) -> int:
-        return len(self.categories)
-
-    def category(self, lemma: str, attributes: Sequence[str] = ()) -> int:
-        """The category of an object ``lemma`` given the caption's attributes of it: a two-word CHAIR name read
-        off an attribute and the lemma first ("teddy" + "bear" -> teddy bear), else the lemma's own."""
-        syn = synonyms()
-        for a in attributes:
-            name = syn.get(f"{a} {lemma}")
-            if name is not None and name in self.lemma_index:
-                return self.lemma_index[name]
-        return self.lemma_index.get(lemma, self.other)
-
-    def of_caption(self, tuples: Sequence[tuple[str, ...]]) -> dict[str, int]:
-        """Each object lemma of one caption's tuples -> its category (:meth:`category`)."""
-        attrs: dict[str, list[str]] = {}
-        for t in tuples:
-            if len(t) == 2:
-                attrs.setdefault(t[0], []).append(t[1])
-        lemmas = {t[0] for t in tuples} | {t[2] for t in tuples if len(t) == 3}
-        return {w: self.category(w, attrs.get(w, ())) for w in lemmas}
-
-
-def build_vocab(tuples: Sequence[Sequence[tuple[str, ...]]], cfg: CocoScenesConfig) -> Vocabulary:
-    """The vocabulary of the training scene captions' tuples: the 80 COCO categories (CHAIR's names), then the
-    most frequent object lemmas that name no COCO category and do name an object (:func:`_not_objects`), up to
-    ``n_categories`` in all; the ``n_attributes`` most frequent attribute lemmas. Ties in order of first
-    appearance (never by spelling: renaming every word leaves the indices, and so the features, unchanged)."""
-    skip, syn = _not_objects(), synonyms()
-    coco = categories()
-    objs = Counter(t[0] for r in tuples for t in sorted(set(r), key=r.index)
-                   if len(t) == 1 and t[0] not in skip and t[0] not in syn)
-    heads = [w for w, _ in objs.most_common(max(cfg.n_categories - len(coco), 0))]
-    attrs = Counter(t[1] for r in tuples for t in sorted(set(r), key=r.index) if len(t) == 2 and t[1] not in NUMBERS)
-    names = tuple(coco) + tuple(heads)
-    index = {w: k for k, w in enumerate(names)}
-    index |= {w: index[c] for w, c in syn.items() if " " not in w and w not in skip}
-    return Vocabulary(names, tuple(w for w, _ in attrs.most_common(cfg.n_attributes)), index)
 
 
 def scene_of(caption_tuples: Sequence[Sequence[tuple[str, ...]]], vocab: Vocabulary,
              attr_index: dict[str, int]) -> dict[int, tuple[int, frozenset[int]]]:
     """One image's objects from its scene captions' tuples: {category: (count, attribute indices)}. The count is
     the largest any caption states (a number word as the object's attribute), at most :data:`MAX_COUNT`; a lemma
-    that names no object (:func:`_not_objects`) is no object; the attribute that makes a two-word name ("teddy"
-    of "teddy bear") is not also an attribute."""
+    that names no object (:func:`~itmlib.data.coco_scenes_vocab.not_objects`) is no object; the attribute that
+    makes a two-word name ("teddy" of "teddy bear") is not also an attribute."""
     scene: dict[int, tuple[int, set[int]]] = {}
-    skip, syn = _not_objects(), synonyms()
+    skip, syn = not_objects(), synonyms()
     for tuples in caption_tuples:
         cat = vocab.of_caption(tuples)
         for t in tuples:
@@ -199,8 +140,8 @@ def scene_slots(image_id: int, world_seed: int) -> tuple[int, ...]:
 
 def _graphs(tuples: Sequence[Sequence[tuple[str, ...]]]) -> list[dict[str, Any]]:
     """Caption graphs in the synthetic world's layout (objects; attributes and relations by object index),
-    without the tuples of lemmas that name no object (:func:`_not_objects`)."""
-    out, skip = [], _not_objects()
+    without the tuples of lemmas that name no object (:func:`~itmlib.data.coco_scenes_vocab.not_objects`)."""
+    out, skip = [], not_objects()
     for r in tuples:
         r = [t for t in r if t[0] not in skip and (len(t) < 3 or t[2] not in skip)]
         objs = sorted({t[0] for t in r if len(t) == 1} | {t[0] for t in r if len(t) > 1} | {t[2] for t in r if len(t) == 3})
@@ -212,9 +153,9 @@ def _graphs(tuples: Sequence[Sequence[tuple[str, ...]]]) -> list[dict[str, Any]]
 
 def _features(scenes: list[dict[int, tuple[int, frozenset[int]]]], cooc: np.ndarray, cfg: CocoScenesConfig,
               seed: int, split: str, relations: Sequence[Sequence[tuple[int, str, int]]] | None = None,
-              attr_counts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(regions (N, R, D), boxes (N, R, 4), counts (N,), each region's category (N, R), -1 past the last):
-    prototypes from the world seed alone, noise,
+              attr_counts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list]:
+    """(regions (N, R, D), boxes (N, R, 4), counts (N,), each region's category (N, R), -1 past the last, each
+    region's attribute indices (per image, a tuple per filled region)): prototypes from the world seed alone, noise,
     boxes and distractors from (seed, split, image); each image's ``relations`` then place its boxes
     (:func:`place_boxes`). An image's first region of each of its categories is its ``len(scene)`` first
     regions' order: the scene's instances in category order, one region each. ``attr_counts`` ((categories + 1,
@@ -222,7 +163,7 @@ def _features(scenes: list[dict[int, tuple[int, frozenset[int]]]], cooc: np.ndar
     each distractor an attribute as often, and as, the training scenes give its category one."""
     proto = np.random.default_rng([cfg.world_seed, 1])
     D, R = cfg.feature_dim, cfg.n_regions
-    p_cat = proto.normal(size=(cfg.n_categories + 1, D))
+    p_cat = proto.normal(size=(cooc.shape[0], D))   # every category and "other"
     p_cat /= np.linalg.norm(p_cat, axis=1, keepdims=True)
     p_att = proto.normal(size=(max(cfg.n_attributes, 1), D))
     p_att /= np.linalg.norm(p_att, axis=1, keepdims=True)
@@ -230,6 +171,7 @@ def _features(scenes: list[dict[int, tuple[int, frozenset[int]]]], cooc: np.ndar
     boxes = np.zeros((len(scenes), R, 4), np.float32)
     counts = np.zeros(len(scenes), np.int64)
     region_cat = np.full((len(scenes), R), -1, np.int64)
+    region_attr: list[list[tuple[int, ...]]] = []
     code = {"train": 1, "dev": 2, "test": 3}[split]
     for i, scene in enumerate(scenes):
         rng = np.random.default_rng([int(seed), code, i, 0x5CE9E])
@@ -247,6 +189,7 @@ def _features(scenes: list[dict[int, tuple[int, frozenset[int]]]], cooc: np.ndar
                     a = frozenset() if pick == row.size - 1 else frozenset({pick})
                 items.append((int(c), a))
         items = items[:R]
+        region_attr.append([tuple(sorted(a)) for _, a in items])
         for j, (c, a) in enumerate(items):
             region_cat[i, j] = c
             f = p_cat[c] + (cfg.attr_weight * p_att[sorted(a)].mean(0) if a else 0)
@@ -256,7 +199,7 @@ def _features(scenes: list[dict[int, tuple[int, frozenset[int]]]], cooc: np.ndar
         if relations is not None and relations[i]:
             place_boxes(boxes[i], first_regions(scene), relations[i])
         counts[i] = len(items)
-    return regions, boxes, counts, region_cat
+    return regions, boxes, counts, region_cat, region_attr
 
 
 def first_regions(scene: dict[int, tuple[int, frozenset[int]]]) -> dict[int, int]:
@@ -315,6 +258,19 @@ def _query_positives(positives: dict[str, tuple[np.ndarray, np.ndarray]], query:
     return out
 
 
+def _vocab_tuples(tr_parts: dict[str, Any], cfg: CocoScenesConfig, scale: str, seed: int) -> list:
+    """The scene captions' tuples the vocabulary is read from: the training split's; with ``n_categories`` 0 every
+    split's (training, dev, test, in that order), so that no object a scene caption names is "other" for want of
+    training images. Only scene captions, never a query: no query's words decide the categories."""
+    rows = [t for row in tr_parts["scene_tuples"] for t in row]
+    if cfg.n_categories:
+        return rows
+    for split in ("dev", "test"):
+        side = text_side(split, scale, seed, cfg.n_test)
+        rows += [t for row in _by_image(side, parse_cached(side["captions"]), cfg.world_seed)["scene_tuples"] for t in row]
+    return rows
+
+
 def coco_scenes_source(seed: int = 0, config: CocoScenesConfig | None = None) -> str:
     """The world's description (``ITMDataset.source``) without building it: its version, seed and every knob
     that differs from the default (a knob changes the source, and so the checkpoints' names)."""
@@ -333,7 +289,8 @@ def load_coco_scenes(split: str, *, scale: str = "smoke", seed: int = 0,
     its scene: never one of its queries), ``objects`` ({category: (count, attributes)} per image; not the
     synthetic world's ``scenes``), its ``relations`` (:func:`relations_of`), ``object_region``
     (:func:`_grounding`), ``region_category`` (each region's category index, distractors included; -1 past the
-    last), and the vocabulary as ``categories`` and ``attributes`` (lists, the same for every image)."""
+    last), ``region_attributes`` (each filled region's attribute indices, distractors' too), and the vocabulary
+    as ``categories`` and ``attributes`` (lists, the same for every image)."""
     cfg = config or CocoScenesConfig()
     split = "dev" if split == "val" else split
     if split not in ("train", "dev", "test"):
@@ -341,7 +298,7 @@ def load_coco_scenes(split: str, *, scale: str = "smoke", seed: int = 0,
     tr = text_side("train", scale, seed)
     tr_tuples = parse_cached(tr["captions"])
     tr_parts = _by_image(tr, tr_tuples, cfg.world_seed)
-    vocab = build_vocab([t for row in tr_parts["scene_tuples"] for t in row], cfg)
+    vocab = build_vocab(_vocab_tuples(tr_parts, cfg, scale, seed), cfg.n_categories, cfg.n_attributes)
     attr_index = {w: k for k, w in enumerate(vocab.attributes)}
     other = vocab.other
     tr_scenes = [scene_of(t, vocab, attr_index) for t in tr_parts["scene_tuples"]]
@@ -359,7 +316,7 @@ def load_coco_scenes(split: str, *, scale: str = "smoke", seed: int = 0,
     if split == "train":
         side, parts, tuples = tr, tr_parts, tr_tuples
     else:
-        side = text_side(split, scale, seed)
+        side = text_side(split, scale, seed, cfg.n_test)
         tuples = parse_cached(side["captions"])
         parts = _by_image(side, tuples, cfg.world_seed)
     scenes = tr_scenes if split == "train" else [scene_of(t, vocab, attr_index) for t in parts["scene_tuples"]]
@@ -368,7 +325,7 @@ def load_coco_scenes(split: str, *, scale: str = "smoke", seed: int = 0,
     q_tuples = [tuples[k] for k in query]
     imgs = side["images"]
     relations = [relations_of(t, vocab.lemma_index, other) for t in parts["scene_tuples"]]
-    regions, boxes, counts, region_cat = _features(scenes, cooc, cfg, seed, split, relations, attr_counts)
+    regions, boxes, counts, region_cat, region_attr = _features(scenes, cooc, cfg, seed, split, relations, attr_counts)
     graphs = _graphs(q_tuples)
     obj_region = _grounding(graphs, q_tuples, scenes, vocab, cfg.n_regions, QUERY_CAPTIONS)
     pos = _query_positives(side["positives"], query, len(side["captions"]))
@@ -381,7 +338,8 @@ def load_coco_scenes(split: str, *, scale: str = "smoke", seed: int = 0,
         graphs=graphs, image_extras={"scene_caption_ids": list(parts["scene_ids"]), "objects": scenes,
                                      "categories": [list(vocab.categories) + ["other"]] * imgs.size,
                                      "attributes": [list(vocab.attributes)] * imgs.size, "relations": relations,
-                                     "object_region": obj_region, "region_category": list(region_cat)},
+                                     "object_region": obj_region, "region_category": list(region_cat),
+                                     "region_attributes": region_attr},
         source=coco_scenes_source(seed, cfg),
     )
 

@@ -19,14 +19,15 @@ __all__ = ["text_side"]
 log = logging.getLogger(__name__)
 
 
-def _split_ids(split: str, scale: str, seed: int) -> tuple[np.ndarray, np.ndarray, dict[int, str]]:
-    """(image ids, caption ids, caption text) of a split: the Karpathy test prefix, or a seeded sample."""
+def _split_ids(split: str, scale: str, seed: int, n_test: int = 0) -> tuple[np.ndarray, np.ndarray, dict[int, str]]:
+    """(image ids, caption ids, caption text) of a split: the Karpathy test prefix (``n_test`` images, 0: the
+    scale's), or a seeded sample."""
     from .coco import coco_captions, karpathy_test_ids, non_test_images
 
     sc = get_scale(scale)
     text, img_of = coco_captions()
     if split == "test":
-        caps = karpathy_test_ids()[: sc.n_test * CAPTIONS_PER_IMAGE]
+        caps = karpathy_test_ids()[: (n_test or sc.n_test) * CAPTIONS_PER_IMAGE]
         return np.array([img_of[int(c)] for c in caps[::CAPTIONS_PER_IMAGE]], np.int64), caps, text
     pool, by_img = non_test_images(text, img_of)
     order = np.random.default_rng(np.random.SeedSequence([int(seed), 0x5CE9E])).permutation(pool)
@@ -35,9 +36,10 @@ def _split_ids(split: str, scale: str, seed: int) -> tuple[np.ndarray, np.ndarra
     return imgs, caps, text
 
 
-def text_side(split: str, scale: str, seed: int) -> dict[str, Any]:
+def text_side(split: str, scale: str, seed: int, n_test: int = 0) -> dict[str, Any]:
     """What a split takes from the COCO text and ECCV Caption files: ``images`` and ``caption_ids`` (arrays),
-    ``captions`` (verbatim) and, for ``test``, ``positives`` ({"cxc"|"eccv": (image rows, caption columns)} of the
+    ``captions`` (verbatim; ``n_test`` test images, 0: the scale's) and, for ``test``,
+    ``positives`` ({"cxc"|"eccv": (image rows, caption columns)} of the
     image queries, and ``"cxc_t2i"`` / ``"eccv_t2i"`` of the caption queries),
     cached under ``data/cache/coco_scenes/`` by split, split sizes and seed (COCO 2014's annotations and the
     eccv-caption files are fixed data; atomic writes; an unreadable file is read from the sources again). A
@@ -46,7 +48,7 @@ def text_side(split: str, scale: str, seed: int) -> dict[str, Any]:
     from .coco import _caption_positives, _positives
 
     sc = get_scale(scale)
-    sizes = {"train": f"{sc.n_train}", "dev": f"{sc.n_train}-{sc.n_dev}", "test": f"{sc.n_test}"}[split]
+    sizes = {"train": f"{sc.n_train}", "dev": f"{sc.n_train}-{sc.n_dev}", "test": f"{n_test or sc.n_test}"}[split]
     path = cache_dir() / "coco_scenes" / f"text-v2-{split}-{sizes}-s{int(seed) if split != 'test' else 0}.json"
     if path.is_file():
         try:
@@ -56,7 +58,7 @@ def text_side(split: str, scale: str, seed: int) -> dict[str, Any]:
                                                              for k, v in d["positives"].items()}}
         except (OSError, ValueError, KeyError) as err:
             log.warning("coco_scenes text cache %s is unreadable (%s); reading the sources again", path, err)
-    imgs, caps, text = _split_ids(split, scale, seed)
+    imgs, caps, text = _split_ids(split, scale, seed, n_test)
     pos = {}
     if split == "test":
         for name in ("cxc", "eccv"):   # image queries (image_to_caption) and caption queries (caption_to_image)
