@@ -7,7 +7,8 @@ For one ``coco_scenes`` configuration: the share of the scene captions' object m
 of test images whose category set another test image shares, and the test Rsum of the training-free floor
 (:func:`~itmlib.course.retrievers.lexical_floor`), the learned co-occurrence baseline
 (:func:`~itmlib.course.retrievers.cooccurrence_scores`) and the two ceilings
-(:func:`~itmlib.course.retrievers.scene_ceiling`: identical category sets, identical scenes). No model trains;
+(:func:`~itmlib.course.retrievers.scene_ceiling`: identical category sets, identical scenes), and how many of
+ECCV Caption's image and caption queries keep a positive among the world's queries. No model trains;
 the test split is read only by these training-free retrievers. One row per configuration is appended to
 ``--out`` (default ``benchmarks/timings/coco_scenes_bounds.csv``).
 """
@@ -57,6 +58,8 @@ def bounds(scale: str, seed: int, **knobs) -> dict:
             "train images": train.n_images, "test images": test.n_images, "categories": len(test.image_extras["categories"][0]) - 1,
             "other share of scene objects (%)": other_share(test),
             "test images sharing their category set (%)": 100.0 * float(sets.duplicated(keep=False).mean()),
+            "ECCV image queries": int((test.positives["eccv"].getnnz(1) > 0).sum()),
+            "ECCV caption queries": int((test.positives["eccv_t2i"].getnnz(0) > 0).sum()),
             "floor rsum": rsum(lexical_floor(test, seed=seed)),
             "co-occurrence rsum": rsum(cooccurrence_scores(train, test, seed=seed)),
             "ceiling (category sets) rsum": rsum(scene_ceiling(test, "categories", seed=seed)),

@@ -60,3 +60,22 @@ def test_the_floor_reading_reads_vse_against_the_higher_floor_and_the_ceiling():
     assert "room to show" in floor_reading(t.assign(rsum=[200.0, 190.0, 500.0, 221.0, 120.0]))    # 10.5% above
     assert "no records" in floor_reading(t[t.fraction != 1.0])
     assert "ceiling" not in floor_reading(t[t.model != CEILINGS[1]])
+
+
+def test_the_world_gate_withholds_every_real_verdict_while_vse_is_not_above_the_higher_floor():
+    from itmlib.course.real_levels import FLOORS, world_gate
+
+    claims = pd.DataFrame({"id": ["real_sam_full_raises_ncs", "real_teran_beats_tern", "teran_beats_tern"],
+                           "verdict": ["holds (n=5, 95% CI [1, 2])", "not judged (2 seeds)", "holds (n=5, 95% CI [1, 2])"],
+                           "training": ["converged", "converged", "converged"]})
+    floors = pd.DataFrame({"model": [FLOORS[0], FLOORS[1], "VSE++"], "fraction": [float("nan"), float("nan"), 1.0],
+                           "rsum": [179.0, 150.0, 178.9]})
+    out = world_gate(claims, floors).set_index("id")
+    why = "world below its floor: VSE++ on every training image Rsum 178.9, lexical floor (no training) 179.0"
+    assert out.loc["real_sam_full_raises_ncs", "verdict"] == f"not judged ({why})"
+    assert out.loc["real_sam_full_raises_ncs", "training"] == f"{why}; converged"
+    assert out.loc["real_teran_beats_tern", "verdict"] == "not judged (2 seeds)"          # its own reason kept
+    assert out.loc["teran_beats_tern", "verdict"].startswith("holds")                   # not this world's claim
+    above = world_gate(claims, floors.assign(rsum=[179.0, 150.0, 179.1])).set_index("id")
+    assert above.loc["real_sam_full_raises_ncs", "verdict"].startswith("holds")
+    assert world_gate(claims, floors[floors.model != "VSE++"]).equals(claims)           # no VSE++ records: kept

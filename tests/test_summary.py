@@ -153,3 +153,16 @@ def test_conclusions_give_a_claim_judged_on_real_captions_beside_its_first_verdi
     grounding = t.set_index("id").loc["real_teran_grounds_above_chance", "claim"]
     assert grounding not in line                   # our controls: results/README.md, not the README's one line a paper
 
+
+
+def test_a_real_verdict_a_gate_withheld_carries_the_gates_word(tmp_path):
+    from itmlib.course.conclusions import paper_conclusions
+
+    row = {"claim": "x", "ours (model vs baseline)": "3 vs 2", "difference": 1.0, "spread (std of paired diff)": 0.5, "seeds": 5}
+    gate = "not judged (world below its floor: VSE++ on every training image Rsum 178.9, lexical floor (no training) 179.0)"
+    write_table(pd.DataFrame([{**row, "id": "real_teran_beats_tern", "verdict": gate}]), tmp_path, "09_real_language",
+                "claims", _meta("medium"))
+    t = all_claims(tmp_path)
+    t.loc[t.id == "teran_beats_tern", "verdict"] = "holds (n=5, 95% CI [1.0, 2.0])"
+    line = next(s for s in paper_conclusions(t).splitlines() if "TERAN" in s)
+    assert "TERAN beats TERN - *holds* (real captions: *not judged: world below its floor*)" in line

@@ -110,19 +110,28 @@ def findings_markdown(table: pd.DataFrame) -> str:
     return "\n\n".join(out)
 
 
+def _gate_word(verdict: str) -> str:
+    """The gate a ``not judged (...)`` verdict names ("world below its floor", "below its level"), else ""."""
+    inner = verdict.split(" (", 1)[1] if verdict.startswith("not judged (") else ""
+    word = inner.split(":", 1)[0]
+    return word if word in ("world below its floor", "below its level") else ""
+
+
 def paper_conclusions(table: pd.DataFrame) -> str:
     """One line per paper for the top README: counts and the headline claims' verdicts, a claim judged again on
     real captions (``real_<id>``, :func:`itmlib.claims.replayed_claims`) beside its first verdict; our controls
     are in ``results/README.md``."""
     from ..claims.registry import replayed_from
 
-    def listed(rows: pd.DataFrame) -> list[str]:
-        verdicts = dict(zip(rows.id, rows.verdict.map(verdict_kind)))
+    def listed(rows: pd.DataFrame, every: pd.DataFrame) -> list[str]:
+        verdicts = dict(zip(every.id, every.verdict.map(verdict_kind)))
+        gates = dict(zip(every.id, every.verdict.astype(str).map(_gate_word)))
         parts = []
         for i, c in zip(rows.id, rows.claim):
-            if replayed_from(i) != i and replayed_from(i) in verdicts:
+            if replayed_from(i) != i and replayed_from(i) in set(rows.id):
                 continue                                 # a replay stands beside its first verdict
             real = verdicts.get(f"real_{i}")
+            real = f"{real}: {gates[f'real_{i}']}" if real == "not judged" and gates.get(f"real_{i}") else real
             parts.append(f"{c} - *{verdicts[i]}*" + (f" (real captions: *{real}*)" if real else ""))
         return parts
 
@@ -131,7 +140,7 @@ def paper_conclusions(table: pd.DataFrame) -> str:
         kind = claim_kinds(g)
         head = g[g.headline & (kind == "paper")]
         waiting = int((head.verdict.map(verdict_kind) == "not judged").sum())   # e.g. arms that did not train yet
-        parts = listed(head[head.verdict.map(verdict_kind) != "not judged"])
+        parts = listed(head[head.verdict.map(verdict_kind) != "not judged"], g)
         line = f"- **{paper}**: {_heading_counts(g).split(' Headline claims')[0].split(' Our ')[0].split(' Apart from')[0]}"
         if parts:
             line += " Headline: " + "; ".join(parts) + "."

@@ -16,7 +16,8 @@ The world itself has a level too: :func:`floor_reading` reads VSE++ against the 
 training-free word overlap (:func:`itmlib.course.retrievers.lexical_floor`) and the co-occurrence counts of the
 training captions (:func:`~itmlib.course.retrievers.cooccurrence_scores`) - and the world's ceiling
 (:func:`~itmlib.course.retrievers.scene_ceiling`); a floor within :data:`FLOOR_MATCH` of VSE++ leaves the
-papers' ideas no room to show.
+papers' ideas no room to show, and :func:`world_gate` judges none of this world's claims while VSE++ on every
+training image stays below the higher floor.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-__all__ = ["LEVELS", "levels", "level_gate", "FLOOR_MATCH", "FLOORS", "CEILINGS", "floor_reading"]
+__all__ = ["LEVELS", "levels", "level_gate", "world_gate", "FLOOR_MATCH", "FLOORS", "CEILINGS", "floor_reading"]
 
 #: paper (the prefix of its replayed claims' ids, ``real_<paper>_``) -> (its main model, the share of VSE++'s
 #: test Rsum it must reach, the paper's table, model and dataset the share is read against)
@@ -77,13 +78,36 @@ def levels(vse: pd.DataFrame, runs: Mapping[str, tuple[pd.DataFrame, float]]) ->
     return pd.DataFrame(rows)
 
 
+def _not_judged(out: pd.DataFrame, rows: pd.Series, why: str) -> None:
+    from ..claims.verdicts import LABELS
+
+    rows = rows & out.verdict.astype(str).str.split(" (", regex=False).str[0].isin(LABELS)
+    out.loc[rows, "verdict"] = f"not judged ({why})"
+    out.loc[rows, "training"] = out.loc[rows, "training"].fillna("").astype(str).map(lambda s: f"{why}; {s}" if s else why)
+
+
+def world_gate(claims: pd.DataFrame, floors: pd.DataFrame) -> pd.DataFrame:
+    """``claims`` with every verdict of this world turned into ``not judged (world below its floor: ...)`` unless
+    VSE++ on every training image (``floors``: the floor table, :func:`floor_reading`) scores a test Rsum above the
+    higher of the two floors (:data:`FLOORS`): a world whose baseline has not learned what word overlap retrieves
+    cannot show what an idea adds to learning. With no VSE++ records the claims keep their verdicts (they say
+    "not run" already)."""
+    out = claims.copy()
+    higher = floors[floors.model.isin(FLOORS)].sort_values("rsum").tail(1)
+    vse = floors[(floors.model == "VSE++") & (floors.fraction == 1.0)]
+    if not (len(higher) and len(vse)) or float(vse.rsum.iloc[0]) > float(higher.rsum.iloc[0]):
+        return out
+    why = (f"world below its floor: VSE++ on every training image Rsum {float(vse.rsum.iloc[0]):.1f}, "
+           f"{higher.model.iloc[0]} {float(higher.rsum.iloc[0]):.1f}")
+    _not_judged(out, out.id.str.startswith("real_"), why)
+    return out
+
+
 def level_gate(claims: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
     """``claims`` (a judged claims table) with every verdict of a paper whose model is below its level
     (:func:`levels`) turned into ``not judged (below its level: ...)``, or ``not judged (no VSE++ on no more
     images to set its level)`` when the model ran and the reference did not; the reason also goes to the
     ``training`` column. Rows not judged for another reason keep theirs."""
-    from ..claims.verdicts import LABELS
-
     out = claims.copy()
     for _, lv in table.iterrows():
         known = lv.reached is not None and not (isinstance(lv.reached, float) and math.isnan(lv.reached))
@@ -91,11 +115,7 @@ def level_gate(claims: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
             continue                 # reached, or the model did not run (its claims already say "not run")
         why = ("no VSE++ on no more images to set its level" if not known else
                f"below its level: {lv.model} Rsum {lv.rsum:.1f} < {lv['share needed']:g}x VSE++'s {lv['reference rsum']:.1f}")
-        rows = out.id.str.startswith(f"real_{lv['claims of']}_") & \
-            out.verdict.astype(str).str.split(" (", regex=False).str[0].isin(LABELS)
-        out.loc[rows, "verdict"] = f"not judged ({why})"
-        out.loc[rows, "training"] = out.loc[rows, "training"].fillna("").astype(str).map(
-            lambda s: f"{why}; {s}" if s else why)
+        _not_judged(out, out.id.str.startswith(f"real_{lv['claims of']}_"), why)
     return out
 
 
