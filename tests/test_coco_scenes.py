@@ -265,3 +265,20 @@ def test_each_regions_attributes_are_kept_and_are_the_scenes_for_its_objects(tes
         assert len(attrs) == int(test_ds.region_counts[i]) == int((cats >= 0).sum())
         mine = [(c, tuple(sorted(a))) for c, (n, a) in scene.items() for _ in range(n)][: len(attrs)]
         assert [(int(c), a) for c, a in zip(cats, attrs)][: len(mine)] == mine
+
+
+def test_n_train_draws_nested_training_splits_beside_one_dev_split():
+    """With ``n_train`` the training images are the front of the seeded sample of non-test images and the dev images
+    its end: a smaller training split lies inside a larger one, every size shares one dev split, and no dev image
+    trains; without it the scale's split is unchanged (the same training images as ``n_train`` = the scale's)."""
+    from itmlib.data.coco_scenes_text import _split_ids
+
+    small, large = (set(_split_ids("train", "smoke", 0, n_train=n)[0].tolist()) for n in (1000, 3000))
+    dev_small, dev_large = (_split_ids("dev", "smoke", 0, n_train=n)[0] for n in (1000, 3000))
+    assert small < large and len(large) == 3000 and np.array_equal(dev_small, dev_large)
+    assert not large & set(dev_large.tolist())
+    assert np.array_equal(_split_ids("train", "smoke", 0)[0], _split_ids("train", "smoke", 0, n_train=1500)[0])
+    with pytest.raises(ValueError, match="exceed"):
+        _split_ids("train", "smoke", 0, n_train=10 ** 7)
+    with pytest.raises(ValueError, match="n_train must be 0"):
+        CocoScenesConfig(n_train=-1)

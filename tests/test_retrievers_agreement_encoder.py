@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from types import SimpleNamespace
 
 from itmlib.relevance.agreement import agreement_table, all_pairs, binary_gt_pearson, judged_pairs, matched_negatives
 from itmlib.metrics import ncs, retrieval_recall
@@ -258,3 +259,29 @@ def test_cooccurrence_scores_are_a_query_likelihood_ratio_by_hand():
     assert s[1, 1] == pytest.approx(np.log1p(1.01 / 2.05 * 6), abs=1e-6) and s[1, 1] > s[0, 1]
     with pytest.raises(ValueError, match="different vocabularies"):
         cooccurrence_scores(train, SimpleNamespace(captions=["dog"], n_images=1, image_extras={"categories": [["dog", "other"]]}))
+
+
+def test_a_vse_model_can_start_from_minilms_word_pieces_and_keeps_its_hash_otherwise():
+    """``word_init="minilm"``: each vocabulary word's embedding is its MiniLM vector (the mean of its word pieces;
+    padding and the unknown word at zero), so related words start close ("puppy" nearer "dog" than "car" is); the
+    default config hashes as it did before the field existed, so no record is orphaned."""
+    from itmlib.models import build_model
+    from itmlib.models.vocab import Vocab
+    from itmlib.models.vse import VSEConfig
+    from itmlib.text_encoders import minilm_word_vectors
+    from itmlib.training.run_config import config_dict
+    from itmlib.training.train import TrainConfig
+
+    w = minilm_word_vectors(["dog", "puppy", "car", ""])
+    cos = lambda a, b: float(a @ b / np.linalg.norm(a) / np.linalg.norm(b))  # noqa: E731
+    assert cos(w[0], w[1]) > cos(w[0], w[2]) + 0.1 and not w[3].any()
+    train = SimpleNamespace(captions=["a dog and a puppy", "a red car"], regions=np.zeros((2, 3, 8), np.float32), boxes=None)
+    model, vocab = build_model(VSEConfig(word_dim=384, word_init="minilm"), train, Vocab.build(train.captions))
+    np.testing.assert_allclose(model.embed.weight[vocab.stoi["puppy"]].detach().numpy(), w[1], atol=1e-6)
+    assert not model.embed.weight[:2].detach().any()                              # <pad>, <unk>
+    with pytest.raises(ValueError, match="word_dim 384"):
+        VSEConfig(word_init="minilm")
+    with pytest.raises(ValueError, match="word_init must be one of"):
+        VSEConfig(word_init="glove")
+    assert "word_init" not in config_dict(TrainConfig(model=VSEConfig()))["model"]
+    assert config_dict(TrainConfig(model=VSEConfig(word_dim=384, word_init="minilm")))["model"]["word_init"] == "minilm"

@@ -82,4 +82,6 @@ def build_model(cfg: "ModelConfig", train_ds: ITMDataset, vocab: Vocab | None = 
         from .neighborhoods import NeighborhoodsModel
 
         return NeighborhoodsModel(sized), vocab
-    return VSEModel(sized), vocab
+    model = VSEModel(sized)
+    model.init_words(vocab)
+    return model, vocab

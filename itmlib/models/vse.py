@@ -29,7 +29,7 @@ from ..data.base import ITMDataset
 from ..data.inputs import region_inputs
 from .vocab import Vocab
 
-__all__ = ["VSEConfig", "VSEModel", "padded_bigru", "PADDED_GRU_FROM"]
+__all__ = ["VSEConfig", "VSEModel", "padded_bigru", "PADDED_GRU_FROM", "WORD_INITS"]
 
 #: On the CPU, texts whose batch is padded to at least this many tokens go through
 #: :func:`padded_bigru` instead of a packed sequence (same outputs up to float rounding).
@@ -67,6 +67,10 @@ def padded_bigru(gru: nn.GRU, x: torch.Tensor, lengths: torch.Tensor, mask: torc
     return fwd, bwd
 
 
+#: where a VSE++ model's word embeddings start: random, or MiniLM's input embeddings (:func:`init_words`)
+WORD_INITS = ("random", "minilm")
+
+
 @dataclass(frozen=True)
 class VSEConfig:
     """Sizes of a VSE++ model. ``region_dim``/``vocab_size`` 0 = taken from the data by
@@ -79,11 +83,16 @@ class VSEConfig:
     word_dim: int = 128
     hidden_dim: int = 256
     use_boxes: bool = True
+    word_init: str = "random"   # "minilm": word embeddings start from MiniLM's word pieces (word_dim 384)
 
     def __post_init__(self) -> None:
         for f in ("embed_dim", "word_dim", "hidden_dim"):
             if isinstance(getattr(self, f), bool) or int(getattr(self, f)) != getattr(self, f) or getattr(self, f) < 1:
                 raise ValueError(f"{f} must be a positive integer, got {getattr(self, f)!r}")
+        if self.word_init not in WORD_INITS:
+            raise ValueError(f"word_init must be one of {WORD_INITS}, got {self.word_init!r}")
+        if self.word_init == "minilm" and self.word_dim != 384:
+            raise ValueError(f"word_init 'minilm' needs word_dim 384 (MiniLM's word pieces), got {self.word_dim}")
         if self.region_dim < 0 or self.vocab_size < 0:
             raise ValueError(f"region_dim and vocab_size must be >= 0 (0: taken from the data), got "
                              f"{self.region_dim}, {self.vocab_size}")
@@ -100,6 +109,17 @@ class VSEModel(nn.Module):
         self.region_mlp = nn.Sequential(nn.Linear(d_in, cfg.hidden_dim), nn.ReLU(), nn.Linear(cfg.hidden_dim, cfg.embed_dim))
         self.embed = nn.Embedding(cfg.vocab_size, cfg.word_dim, padding_idx=Vocab.PAD)
         self.gru = nn.GRU(cfg.word_dim, cfg.embed_dim, batch_first=True, bidirectional=True)
+
+    def init_words(self, vocab: Vocab) -> None:
+        """With ``word_init`` "minilm", every word's embedding starts from its MiniLM vector
+        (:func:`itmlib.text_encoders.minilm_word_vectors`; padding and the unknown word start at zero); trained on
+        from there."""
+        if self.cfg.word_init == "minilm":
+            from ..text_encoders import minilm_word_vectors
+
+            with torch.no_grad():
+                self.embed.weight.zero_()
+                self.embed.weight[2:] = torch.from_numpy(minilm_word_vectors(vocab.itos[2:]))
 
     def encode_image(self, feats: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """(B, R, D) region features and their (B, R) validity mask -> (B, e) unit image vectors.

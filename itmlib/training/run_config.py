@@ -95,7 +95,7 @@ _LATER_FIELDS = {"lr_warmup_iters": 0, "sam_weight": 1.0, "phi_control": "none",
                 "patience": 0}
 
 
-_LATER_MODEL_FIELDS = {"finetune_layers": 0, "select_after": 0, "rule3": "phrase_attends"}
+_LATER_MODEL_FIELDS = {"finetune_layers": 0, "select_after": 0, "rule3": "phrase_attends", "word_init": "random"}
 
 
 def config_dict(cfg: TrainConfig) -> dict[str, Any]:

@@ -1,0 +1,117 @@
+"""Enough language to learn: more training images, or a pretrained word side? Measured on VSE++'s dev curve.
+
+    .venv/bin/python benchmarks/coco_scenes_language.py --workers 2               # the committed probe (medium)
+    .venv/bin/python benchmarks/coco_scenes_language.py --scale smoke --epochs 1 --sizes 500 1000 --out /tmp/x.csv
+
+Trains notebook 03's VSE++ (no paper's method, so no claim is looked at) on the real-language world with every
+object word its own category (``n_categories=0``, the next version's scenes), on nested training splits of the
+non-test COCO images (``n_train``: 8,000, 16,000 and 29,000; every size reads one dev split, the test split is
+never read), and at 8,000 images twice more with 384-d word embeddings: from MiniLM's word pieces
+(``word_init="minilm"``) and from random (its control, the same width). Each arm's best dev Rsum and its epoch
+go to ``results/09_real_language/language_probe.csv``; the member records (each epoch's dev Rsum) to
+``results/09_real_language/probes/``.
+
+The rule, fixed before the first run: the world takes the pretrained word side when it buys at least what 3.6x
+the training images buy - dev Rsum(MiniLM, 8,000) - Rsum(random 384-d, 8,000) >= Rsum(29,000) - Rsum(8,000) -
+and 29,000 training images otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
+from pathlib import Path
+
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+SIZES = (8000, 16000, 29000)
+WORLD = {"n_categories": 0}
+
+
+def _one(job: tuple) -> dict:
+    import dataclasses
+
+    import torch
+
+    from itmlib.data import load_dataset
+    from itmlib.papers.ncs_sam import vse_config
+    from itmlib.training.grid import RunContext, run_grid
+
+    scale, seed, n_train, words, epochs, device, records = job
+    torch.set_num_threads(1)
+    os.chdir(ROOT)
+    train, dev = (load_dataset("coco_scenes", s, scale=scale, seed=seed, n_train=n_train, **WORLD) for s in ("train", "dev"))
+    cfg = vse_config(scale, data=f"{train.source}|language probe", **({"epochs": epochs} if epochs else {}))
+    if words != "random 256-d":
+        cfg = dataclasses.replace(cfg, model=dataclasses.replace(cfg.model, word_dim=384, word_init=words.split()[0]))
+    name = f"VSE++ ({words} words)"
+    t0 = time.time()
+    runs, hist = run_grid({name: cfg}, train, dev, dev, seeds=[seed],
+                          context=RunContext(device=device, ckpt_dir=str(ROOT / "runs" / "calibration"),
+                                             record_dir=str(records)))
+    r = runs.iloc[0]
+    return {"arm": name, "training images": train.n_images, "dev images": dev.n_images, "epochs": cfg.epochs,
+            "best epoch": int(r.get("best_epoch", cfg.epochs)), "dev i2t_r1": round(float(r.i2t_r1), 2),
+            "dev t2i_r1": round(float(r.t2i_r1), 2), "dev rsum": round(float(r.rsum), 2),
+            "seconds here": round(time.time() - t0), "device": device}
+
+
+def choose(table: pd.DataFrame) -> str:
+    """The rule of the module docstring, in one sentence (on the sizes ``table`` holds)."""
+    rs = table.set_index(["arm", "training images"])["dev rsum"]
+    small, large = int(table["training images"].min()), int(table["training images"].max())
+    base, most = rs.get(("VSE++ (random 256-d words)", small)), rs.get(("VSE++ (random 256-d words)", large))
+    mini, ctrl = rs.get(("VSE++ (minilm 384-d words)", small)), rs.get(("VSE++ (random 384-d words)", small))
+    if any(v is None for v in (base, most, mini, ctrl)):
+        return "not every arm ran: no choice"
+    words, images = mini - ctrl, most - base
+    pick = "the pretrained word side" if words >= images else f"{large:,} training images"
+    return (f"MiniLM's words add {words:+.1f} dev Rsum at {small:,} images; {large:,} images add {images:+.1f} "
+            f"over {small:,}: the rule takes {pick}.")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--scale", default="medium")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
+    ap.add_argument("--epochs", type=int, default=0, help="0: the scale's VSE++ epochs")
+    ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--out", default=None, help="default results/09_real_language/language_probe.csv (medium)")
+    a = ap.parse_args(argv)
+    from itmlib.data import load_dataset
+
+    for n in a.sizes:        # parse (and cache) every split before the workers start
+        world = load_dataset("coco_scenes", "dev", scale=a.scale, seed=a.seed, n_train=n, **WORLD).source
+    small = min(a.sizes)
+    out = Path(a.out) if a.out else ROOT / "results" / "09_real_language" / "language_probe.csv"
+    records = out.parent / "probes"      # the member records beside the table (committed at medium)
+    jobs = [(a.scale, a.seed, n, "random 256-d", a.epochs, a.device, records) for n in sorted(a.sizes, reverse=True)]
+    jobs += [(a.scale, a.seed, small, w, a.epochs, a.device, records) for w in ("minilm 384-d", "random 384-d")]
+    with ProcessPoolExecutor(a.workers, mp_context=get_context("spawn")) as pool:
+        rows = list(pool.map(_one, jobs))
+    table = pd.DataFrame(rows).sort_values(["arm", "training images"], ignore_index=True)
+    reading = choose(table)
+    from itmlib.course.results import write_table
+
+    table["paper"] = "no paper number (our world's design)"
+    write_table(table, out.parent.parent, out.parent.name, out.stem,
+                {"data": f"{world.split(');')[0]}) at {a.scale}, n_categories=0, nested training splits; VSE++ (notebook "
+                         f"03's), seed {a.seed}, best dev Rsum (the rule in benchmarks/coco_scenes_language.py). {reading}",
+                 "dataset": "coco_scenes", "scale": a.scale, "seed": a.seed, "device": a.device,
+                 "paper": "no paper number: the world's design, fixed before any claim run"})
+    print(table.to_string(index=False))
+    print(reading)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
