@@ -282,3 +282,16 @@ def test_n_train_draws_nested_training_splits_beside_one_dev_split():
         _split_ids("train", "smoke", 0, n_train=10 ** 7)
     with pytest.raises(ValueError, match="n_train must be 0"):
         CocoScenesConfig(n_train=-1)
+
+
+def test_the_world_table_counts_the_eccv_and_cxc_queries_that_keep_a_positive(test_ds):
+    """An image query counts when one of its positives is among the split's queries, a caption query when one of
+    its positive images is among the split's images: what mAP@R and R-Precision average over."""
+    from itmlib.data.coco_scenes import scene_statistics
+
+    stats = scene_statistics(test_ds)
+    rows = {int(r) for r in test_ds.positives["eccv"].tocoo().row}
+    cols = {int(c) for c in test_ds.positives["eccv_t2i"].tocoo().col}
+    assert stats["eccv image queries with a positive"] == len(rows) > 0
+    assert stats["eccv caption queries with a positive"] == len(cols) > 0
+    assert stats["cxc image queries with a positive"] <= test_ds.n_images

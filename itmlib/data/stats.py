@@ -56,7 +56,8 @@ def scene_statistics(ds: ITMDataset) -> dict[str, float]:
     image (means), the share of objects outside the named categories, how many of a caption's objects are
     grounded in one region (its ``grounding``; :mod:`itmlib.metrics.grounding` keeps those whose word occurs once), and
     (test split) how many human-verified positives a caption has beyond its
-    own image (CxC, ECCV Caption)."""
+    own image (CxC, ECCV Caption) and how many of their image and caption queries keep a positive among the
+    split's images and queries (what mAP@R and R-Precision are averaged over)."""
     objs = ds.image_extras["objects"]
     other = len(ds.image_extras["categories"][0]) - 1
     inst = np.array([sum(n for n, _ in s.values()) for s in objs], np.float64)
@@ -69,7 +70,11 @@ def scene_statistics(ds: ITMDataset) -> dict[str, float]:
            "distractor regions per image": float(np.mean(ds.region_counts - np.minimum(inst, ds.regions.shape[1]))),
            "grounded object words per caption": sum(len(g["grounding"]) for g in ds.graphs) / ds.n_captions}
     for name, pos in (ds.positives or {}).items():
-        pos = pos.tocoo()
-        beyond = pos.row != ds.img_of_caption[pos.col]
+        coo = pos.tocoo()
+        beyond = coo.row != ds.img_of_caption[coo.col]
         out[f"{name} positive images per caption beyond its own"] = float(beyond.sum()) / ds.n_captions
+        if name.endswith("_t2i"):   # the queries mAP@R and R-Precision run on: those that keep a positive here
+            out[f"{name[:-4]} caption queries with a positive"] = int((pos.getnnz(0) > 0).sum())
+        else:
+            out[f"{name} image queries with a positive"] = int((pos.getnnz(1) > 0).sum())
     return out
