@@ -50,37 +50,58 @@ def choose(table: pd.DataFrame) -> pd.DataFrame:
     return t
 
 
-def _one(args: tuple) -> dict:
+def vse_on_dev(scale: str, seed: int, knobs: dict, epochs: int, device: str, *, name: str = "VSE++",
+               tag: str = "calibration", model: dict | None = None, record_dir: str | None = None) -> dict:
+    """Notebook 03's VSE++ trained on ``coco_scenes`` built with ``knobs`` (``model``: changes to its model
+    config) and evaluated on the dev split (the test split is never read): its dev R@1 both ways and Rsum, best
+    epoch, and the seconds this call took. The world probes' one trainer (this calibration, the language probe)."""
+    import dataclasses
+    import time
+
     import torch
 
     from itmlib.data import load_dataset
     from itmlib.training.grid import RunContext, run_grid
     from itmlib.papers.ncs_sam import vse_config
 
-    scale, seed, noise, distractors, epochs, device = args
     torch.set_num_threads(1)
     os.chdir(ROOT)
-    knobs = dict(noise=noise, distractors=distractors)
+    t0 = time.time()
     train_ds, dev_ds = (load_dataset("coco_scenes", s, scale=scale, seed=seed, **knobs) for s in ("train", "dev"))
-    cfg = vse_config(scale, data=f"{train_ds.source}|calibration", **({"epochs": epochs} if epochs else {}))
-    runs, _ = run_grid({"VSE++": cfg}, train_ds, dev_ds, dev_ds, seeds=[seed],
-                       context=RunContext(device=device, ckpt_dir=str(ROOT / "runs" / "calibration")))
+    cfg = vse_config(scale, data=f"{train_ds.source}|{tag}", **({"epochs": epochs} if epochs else {}))
+    if model:
+        cfg = dataclasses.replace(cfg, model=dataclasses.replace(cfg.model, **model))
+    runs, _ = run_grid({name: cfg}, train_ds, dev_ds, dev_ds, seeds=[seed],
+                       context=RunContext(device=device, ckpt_dir=str(ROOT / "runs" / "calibration"), record_dir=record_dir))
     r = runs.iloc[0]
-    return {"scale": scale, "seed": seed, "noise": noise, "distractors": distractors, "epochs": cfg.epochs,
-            "split": "dev", "dev_images": dev_ds.n_images, "i2t_r1": round(float(r.i2t_r1), 2),
-            "t2i_r1": round(float(r.t2i_r1), 2), "rsum": round(float(r.rsum), 2), "device": device}
+    return {"training images": train_ds.n_images, "dev images": dev_ds.n_images, "epochs": cfg.epochs,
+            "best epoch": int(r.best_epoch), "i2t_r1": round(float(r.i2t_r1), 2), "t2i_r1": round(float(r.t2i_r1), 2),
+            "rsum": round(float(r.rsum), 2), "seconds here": round(time.time() - t0), "device": device}
+
+
+def probe_arguments(ap: argparse.ArgumentParser, out: str) -> None:
+    """The options every world probe takes (scale, seed, epochs, workers, device, where its table goes)."""
+    ap.add_argument("--scale", default="medium")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--epochs", type=int, default=0, help="0: the scale's VSE++ epochs (a quick check only otherwise)")
+    ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--out", default=None, help=f"default {out} (medium)")
+
+
+def _one(args: tuple) -> dict:
+    scale, seed, noise, distractors, epochs, device = args
+    row = vse_on_dev(scale, seed, dict(noise=noise, distractors=distractors), epochs, device)
+    return {"scale": scale, "seed": seed, "noise": noise, "distractors": distractors, "epochs": row["epochs"],
+            "split": "dev", "dev_images": row["dev images"], "i2t_r1": row["i2t_r1"], "t2i_r1": row["t2i_r1"],
+            "rsum": row["rsum"], "device": device}
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--scale", default="medium")
-    ap.add_argument("--seed", type=int, default=0)
+    probe_arguments(ap, "results/09_real_language/world_calibration.csv")
     ap.add_argument("--noise", type=float, nargs="*", default=list(NOISE))
     ap.add_argument("--distractors", type=float, nargs="*", default=list(DISTRACTORS))
-    ap.add_argument("--epochs", type=int, default=0, help="0: the scale's VSE++ epochs (a quick check only otherwise)")
-    ap.add_argument("--workers", type=int, default=1)
-    ap.add_argument("--device", default="cpu")
-    ap.add_argument("--out", default=None, help="default results/09_real_language/world_calibration.csv (medium)")
     a = ap.parse_args(argv)
     from itmlib.data import load_dataset
 

@@ -19,9 +19,7 @@ and 29,000 training images otherwise.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import time
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 from pathlib import Path
@@ -30,37 +28,23 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))   # calibrate_coco_scenes: the world probes' one trainer
 
 SIZES = (8000, 16000, 29000)
 WORLD = {"n_categories": 0}
 
 
 def _one(job: tuple) -> dict:
-    import dataclasses
-
-    import torch
-
-    from itmlib.data import load_dataset
-    from itmlib.papers.ncs_sam import vse_config
-    from itmlib.training.grid import RunContext, run_grid
+    from calibrate_coco_scenes import vse_on_dev
 
     scale, seed, n_train, words, epochs, device, records = job
-    torch.set_num_threads(1)
-    os.chdir(ROOT)
-    train, dev = (load_dataset("coco_scenes", s, scale=scale, seed=seed, n_train=n_train, **WORLD) for s in ("train", "dev"))
-    cfg = vse_config(scale, data=f"{train.source}|language probe", **({"epochs": epochs} if epochs else {}))
-    if words != "random 256-d":
-        cfg = dataclasses.replace(cfg, model=dataclasses.replace(cfg.model, word_dim=384, word_init=words.split()[0]))
+    model = {} if words == "random 256-d" else {"word_dim": 384, "word_init": words.split()[0]}
     name = f"VSE++ ({words} words)"
-    t0 = time.time()
-    runs, hist = run_grid({name: cfg}, train, dev, dev, seeds=[seed],
-                          context=RunContext(device=device, ckpt_dir=str(ROOT / "runs" / "calibration"),
-                                             record_dir=str(records)))
-    r = runs.iloc[0]
-    return {"arm": name, "training images": train.n_images, "dev images": dev.n_images, "epochs": cfg.epochs,
-            "best epoch": int(r.get("best_epoch", cfg.epochs)), "dev i2t_r1": round(float(r.i2t_r1), 2),
-            "dev t2i_r1": round(float(r.t2i_r1), 2), "dev rsum": round(float(r.rsum), 2),
-            "seconds here": round(time.time() - t0), "device": device}
+    row = vse_on_dev(scale, seed, {"n_train": n_train, **WORLD}, epochs, device, name=name, tag="language probe",
+                     model=model, record_dir=str(records))
+    return {"arm": name, **{k: row[k] for k in ("training images", "dev images", "epochs", "best epoch")},
+            **{f"dev {k}": row[k] for k in ("i2t_r1", "t2i_r1", "rsum")}, "seconds here": row["seconds here"],
+            "device": device}
 
 
 def choose(table: pd.DataFrame) -> str:
@@ -78,14 +62,11 @@ def choose(table: pd.DataFrame) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from calibrate_coco_scenes import probe_arguments
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--scale", default="medium")
-    ap.add_argument("--seed", type=int, default=0)
+    probe_arguments(ap, "results/09_real_language/language_probe.csv")
     ap.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
-    ap.add_argument("--epochs", type=int, default=0, help="0: the scale's VSE++ epochs")
-    ap.add_argument("--workers", type=int, default=1)
-    ap.add_argument("--device", default="cpu")
-    ap.add_argument("--out", default=None, help="default results/09_real_language/language_probe.csv (medium)")
     a = ap.parse_args(argv)
     from itmlib.data import load_dataset
 
