@@ -140,10 +140,13 @@ def floor_reading(table: pd.DataFrame) -> str:
                "papers' ideas add, so this world cannot test them" if v < f else
                f"It matches VSE++ (VSE++ less than {FLOOR_MATCH:.0%} above): this world cannot test the papers' ideas"
                if v < f * (1 + FLOOR_MATCH) else "Learning retrieves more than the floors here, so the papers' ideas have room to show")
-    out = f"VSE++ on every training image reaches test Rsum {v:.1f} against the higher floor's {f:.1f} ({name}; {v - f:+.1f}). {verdict}."
+    out = (f"VSE++ on every training image reaches test Rsum {v:.2f} against the higher floor's {f:.2f} ({name}; "
+           f"{v - f:+.2f}). {verdict}.")
     top = table[table.model == CEILINGS[-1]].rsum
-    if len(top) and float(top.iloc[0]) > f:
+    if len(top) and float(top.iloc[0]) > f and v > f:
         c = float(top.iloc[0])
         out += (f" The ceiling (no model can tell apart images whose scenes are identical) is {c:.1f}: VSE++ covers "
                 f"{100 * (v - f) / (c - f):.0f}% of the way from that floor to it.")
+    elif len(top):
+        out += f" The ceiling (no model can tell apart images whose scenes are identical) is {float(top.iloc[0]):.1f}."
     return out
