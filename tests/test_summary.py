@@ -166,3 +166,9 @@ def test_a_real_verdict_a_gate_withheld_carries_the_gates_word(tmp_path):
     t.loc[t.id == "teran_beats_tern", "verdict"] = "holds (n=5, 95% CI [1.0, 2.0])"
     line = next(s for s in paper_conclusions(t).splitlines() if "TERAN" in s)
     assert "TERAN beats TERN - *holds* (real captions: *not judged: world below its floor*)" in line
+    from itmlib.course.summary import claim_kinds, verdict_kind
+
+    g = t[t.paper == t.set_index("id").loc["teran_beats_tern", "paper"]]
+    head = g[g.headline & (claim_kinds(g) == "paper")]
+    n = int((head.verdict.map(verdict_kind) == "not judged").sum()) - 1      # not the replay shown beside its claim
+    assert line.endswith(f" {n} more headline claims are not judged yet.")

@@ -139,8 +139,10 @@ def paper_conclusions(table: pd.DataFrame) -> str:
     for paper, g in table.groupby("paper", sort=False):
         kind = claim_kinds(g)
         head = g[g.headline & (kind == "paper")]
-        waiting = int((head.verdict.map(verdict_kind) == "not judged").sum())   # e.g. arms that did not train yet
-        parts = listed(head[head.verdict.map(verdict_kind) != "not judged"], g)
+        judged = head[head.verdict.map(verdict_kind) != "not judged"]
+        beside = head.id.map(lambda i: replayed_from(i) != i and replayed_from(i) in set(judged.id))   # shown in ( )
+        waiting = int(((head.verdict.map(verdict_kind) == "not judged") & ~beside).sum())   # e.g. arms not trained yet
+        parts = listed(judged, g)
         line = f"- **{paper}**: {_heading_counts(g).split(' Headline claims')[0].split(' Our ')[0].split(' Apart from')[0]}"
         if parts:
             line += " Headline: " + "; ".join(parts) + "."
