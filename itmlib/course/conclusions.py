@@ -126,9 +126,9 @@ def paper_conclusions(table: pd.DataFrame) -> str:
     def listed(rows: pd.DataFrame, every: pd.DataFrame) -> list[str]:
         verdicts = dict(zip(every.id, every.verdict.map(verdict_kind)))
         gates = dict(zip(every.id, every.verdict.astype(str).map(_gate_word)))
-        parts = []
+        parts, shown = [], set(rows.id)
         for i, c in zip(rows.id, rows.claim):
-            if replayed_from(i) != i and replayed_from(i) in set(rows.id):
+            if replayed_from(i) != i and replayed_from(i) in shown:
                 continue                                 # a replay stands beside its first verdict
             real = verdicts.get(f"real_{i}")
             real = f"{real}: {gates[f'real_{i}']}" if real == "not judged" and gates.get(f"real_{i}") else real
@@ -140,7 +140,8 @@ def paper_conclusions(table: pd.DataFrame) -> str:
         kind = claim_kinds(g)
         head = g[g.headline & (kind == "paper")]
         judged = head[head.verdict.map(verdict_kind) != "not judged"]
-        beside = head.id.map(lambda i: replayed_from(i) != i and replayed_from(i) in set(judged.id))   # shown in ( )
+        shown = set(judged.id)
+        beside = head.id.map(lambda i: replayed_from(i) != i and replayed_from(i) in shown)   # shown in ( )
         waiting = int(((head.verdict.map(verdict_kind) == "not judged") & ~beside).sum())   # e.g. arms not trained yet
         parts = listed(judged, g)
         line = f"- **{paper}**: {_heading_counts(g).split(' Headline claims')[0].split(' Our ')[0].split(' Apart from')[0]}"

@@ -86,19 +86,27 @@ def _not_judged(out: pd.DataFrame, rows: pd.Series, why: str) -> None:
     out.loc[rows, "training"] = out.loc[rows, "training"].fillna("").astype(str).map(lambda s: f"{why}; {s}" if s else why)
 
 
+def _against_floor(table: pd.DataFrame) -> tuple[str, float, float] | None:
+    """(the higher floor's name, its Rsum, VSE++'s Rsum on every training image) from the floor table, or None
+    while either is missing."""
+    floors = table[table.model.isin(FLOORS)].sort_values("rsum")
+    vse = table[(table.model == "VSE++") & (table.fraction == 1.0)].rsum
+    if not (len(floors) and len(vse)):
+        return None
+    return str(floors.model.iloc[-1]), float(floors.rsum.iloc[-1]), float(vse.iloc[0])
+
+
 def world_gate(claims: pd.DataFrame, floors: pd.DataFrame) -> pd.DataFrame:
     """``claims`` with every verdict of this world turned into ``not judged (world below its floor: ...)`` unless
     VSE++ on every training image (``floors``: the floor table, :func:`floor_reading`) scores a test Rsum above the
     higher of the two floors (:data:`FLOORS`): a world whose baseline has not learned what word overlap retrieves
     cannot show what an idea adds to learning. With no VSE++ records the claims keep their verdicts (they say
     "not run" already)."""
-    out = claims.copy()
-    higher = floors[floors.model.isin(FLOORS)].sort_values("rsum").tail(1)
-    vse = floors[(floors.model == "VSE++") & (floors.fraction == 1.0)]
-    if not (len(higher) and len(vse)) or float(vse.rsum.iloc[0]) > float(higher.rsum.iloc[0]):
+    out, read = claims.copy(), _against_floor(floors)
+    if read is None or read[2] > read[1]:
         return out
-    why = (f"world below its floor: VSE++ on every training image Rsum {float(vse.rsum.iloc[0]):.1f}, "
-           f"{higher.model.iloc[0]} {float(higher.rsum.iloc[0]):.1f}")
+    name, f, v = read
+    why = f"world below its floor: VSE++ on every training image Rsum {v:.1f}, {name} {f:.1f}"
     _not_judged(out, out.id.str.startswith("real_"), why)
     return out
 
@@ -131,11 +139,10 @@ def floor_reading(table: pd.DataFrame) -> str:
     the training-free word overlap, the co-occurrence counts of the training captions) and the ceiling of identical
     scenes, from the floor table (``model``, ``fraction``, ``rsum``): a world whose VSE++ is less than
     :data:`FLOOR_MATCH` above the higher floor cannot show what the papers' ideas add to learning."""
-    floors = table[table.model.isin(FLOORS)].sort_values("rsum")
-    vse = table[(table.model == "VSE++") & (table.fraction == 1.0)].rsum
-    if not (len(floors) and len(vse)):
+    read = _against_floor(table)
+    if read is None:
         return "VSE++ on every training image has no records on this world yet: nothing is read against the floor."
-    name, f, v = floors.model.iloc[-1], float(floors.rsum.iloc[-1]), float(vse.iloc[0])
+    name, f, v = read
     verdict = ("VSE++ stays below it: a model that has not learned what word overlap retrieves cannot show what the "
                "papers' ideas add, so this world cannot test them" if v < f else
                f"It matches VSE++ (VSE++ less than {FLOOR_MATCH:.0%} above): this world cannot test the papers' ideas"

@@ -115,13 +115,14 @@ def _jitter(shape: tuple[int, int], seed: int) -> np.ndarray:
     return 1e-9 * np.random.default_rng(seed).random(shape)
 
 
-def _caption_pairs(graph: dict, vocab) -> tuple[list[int], list[tuple[int, int]]]:
+def _caption_pairs(graph: dict, vocab, attrs: dict[str, int]) -> tuple[list[int], list[tuple[int, int]]]:
     """A caption graph's categories and (category, attribute) pairs, read the way the world reads its scene
     captions (:meth:`~itmlib.data.coco_scenes_vocab.Vocabulary.category`: CHAIR's synonyms, and a two-word name
-    read off an attribute and its object - "hot dog" is no dog - whose attribute is then no attribute)."""
+    read off an attribute and its object - "hot dog" is no dog - whose attribute is then no attribute);
+    ``attrs``: the vocabulary's attribute -> index."""
     from ..data.categories import synonyms
 
-    syn, attrs = synonyms(), {a: k for k, a in enumerate(vocab.attributes)}
+    syn = synonyms()
     of: dict[int, list[str]] = {}
     for node, a in graph["attributes"]:
         of.setdefault(node, []).append(a)
@@ -152,18 +153,17 @@ def lexical_floor(ds, attr_weight: float = 0.5, seed: int = 0) -> np.ndarray:
     vocab = dataset_vocab(ds)
     other, n_a = vocab.other, max(len(vocab.attributes), 1)
     n_i, n_c = ds.n_images, ds.n_captions
-    img_cat = np.zeros((n_i, other), np.float64)
+    img_cat = _region_categories(ds, other)[:, :other].toarray()          # "other" never counts
     img_att = sp.lil_matrix((n_i, other * n_a))
     for i, (row, attrs) in enumerate(zip(ds.image_extras["region_category"], ds.image_extras["region_attributes"])):
         for c, a in zip(np.asarray(row)[: len(attrs)], attrs):
-            if 0 <= c < other:
-                img_cat[i, c] = 1
-                for k in a:
-                    img_att[i, c * n_a + k] = 1
+            for k in a if 0 <= c < other else ():
+                img_att[i, c * n_a + k] = 1
     cap_cat = np.zeros((n_c, other), np.float64)
     cap_att = sp.lil_matrix((n_c, other * n_a))
+    attr_index = {a: k for k, a in enumerate(vocab.attributes)}
     for j, g in enumerate(ds.graphs):
-        cats, pairs = _caption_pairs(g, vocab)
+        cats, pairs = _caption_pairs(g, vocab, attr_index)
         cap_cat[j, cats] = 1
         for c, k in pairs:
             cap_att[j, c * n_a + k] = 1
@@ -177,12 +177,12 @@ def lexical_floor(ds, attr_weight: float = 0.5, seed: int = 0) -> np.ndarray:
 
 def _region_categories(ds, n_categories: int) -> sp.csr_matrix:
     """(images, categories + 1) binary: which categories (distractors' too; "other" last) an image's regions hold."""
-    rows, cols = [], []
-    for i, row in enumerate(ds.image_extras["region_category"]):
-        ks = np.unique(np.asarray(row)[np.asarray(row) >= 0])
-        rows += [i] * ks.size
-        cols += ks.tolist()
-    return sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(ds.n_images, n_categories + 1))
+    cats = np.asarray([np.asarray(r) for r in ds.image_extras["region_category"]])      # (images, regions), -1 empty
+    rows, cols = np.nonzero(cats >= 0)
+    m = sp.csr_matrix((np.ones(rows.size), (rows, cats[rows, cols])), shape=(ds.n_images, n_categories + 1))
+    m.sum_duplicates()
+    m.data[:] = 1.0                                                                       # binary, however many regions
+    return m
 
 
 def cooccurrence_scores(train_ds, ds, min_count: int = 2, smoothing: float = 0.01, seed: int = 0) -> np.ndarray:

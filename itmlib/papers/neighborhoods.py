@@ -331,19 +331,24 @@ def grids(p: Mapping[str, Any], news_data: str, literal_data: str) -> dict[str, 
 
 def members(p: Mapping[str, Any]) -> list[Member]:
     """Every member of notebook 07's plan (:func:`grids`) at ``p``: the news grid, then the literal one."""
-    return plan_members(grids(p, news_data=training_source(p), literal_data=training_source(p, "synthetic")))
+    return plan_members(grids(p, news_data=training_source(p, _dataset("news", p)),
+                              literal_data=training_source(p, _dataset("literal", p))))
+
+
+def _dataset(kind: str, p: Mapping[str, Any]) -> str:
+    """The dataset a world of notebook 07 reads: the news pairs (``p["dataset"]``) or the literal synthetic world."""
+    return p["dataset"] if kind == "news" else "synthetic"
 
 
 def world(kind: str, p: Mapping[str, Any], device: str) -> World:
     """``"news"``: the news pairs, each arm measured in the Ω its neighbours come from (:func:`arm_omegas`) at
     the scale's preservation depth; ``"literal"``: the synthetic world under k-way accuracy and Recall."""
+    train, dev, test = load_splits(_dataset(kind, p), p["scale"], p["seed"])
     if kind == "news":
-        train, dev, test = load_splits(p["dataset"], p["scale"], p["seed"])
         omegas = arm_omegas(train, test, p["scale"], p["news_arms"], p["d2v_mode"])
         fn = neighborhoods_evaluator(test, omega=omegas, d2v_mode=p["d2v_mode"], n_draws=p["n_draws"], seed=p["seed"],
                                      preservation_k=min(preservation_k(p["scale"]), test.n_images - 1), device=device)
     else:
-        train, dev, test = load_splits("synthetic", p["scale"], p["seed"])
         fn = neighborhoods_evaluator(test, n_draws=p["n_draws"], seed=p["seed"], device=device)
     return World(train, dev, test, None, fn)
 
@@ -356,7 +361,7 @@ def prepare(todo: Sequence[Member], p: Mapping[str, Any]) -> None:
     from ..relevance.doc2vec import omega_vectors
     from ..training.grid import member_config
 
-    trains = {k: load_splits(p["dataset"] if k == "news" else "synthetic", p["scale"], p["seed"])[0]
+    trains = {k: load_splits(_dataset(k, p), p["scale"], p["seed"])[0]
               for k in dict.fromkeys(m.world for m in todo)}
     for m in todo:
         sub, c = member_config(m.config, trains[m.world], m.fraction, m.seed)
