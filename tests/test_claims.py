@@ -97,6 +97,19 @@ def test_judge_claims_keeps_every_claim_and_says_what_was_not_run():
     assert ssamt.set_index("id").verdict["ssamt_pm_helps"] == "not run (rows with fraction 1.0 absent)"
 
 
+def test_an_arm_still_training_reads_not_judged_with_its_seeds_in_not_not_run():
+    """A grid read while it trains (``planned``: each arm's seeds in the plan): a claim whose arm has fewer seeds
+    in than planned waits for them, whether none or some are in; a complete arm is judged as before."""
+    runs = _teran_runs(["TERN (global)", "TERAN mwsr", "TERAN mrsw"], seeds=range(5))
+    symm = _teran_runs(["TERAN symm"], seeds=(0,))
+    planned = {"TERAN mrsw": 5, "TERAN mwsr": 5, "TERN (global)": 5, "TERAN symm": 3, "TERAN mravgw": 3}
+    v = judge_claims("08_teran", _both(pd.concat([runs, symm])), planned=planned).set_index("id").verdict
+    assert v["teran_mrsw_vs_symm"] == "not judged (still training: TERAN symm 1 of 3 seeds in)"
+    assert v["teran_avg_words_loses"] == "not judged (still training: TERAN mravgw 0 of 3 seeds in)"
+    assert v["teran_beats_tern"] == "holds (n=5, 95% CI [4.00, 4.00])"
+    assert v["teran_shared_weights_same"] == "not run (TERAN mrsw Shared-W absent)"   # not in the plan
+
+
 def test_judge_claims_where_and_exact_rules():
     runs = pd.DataFrame([{"setting": st, "fraction": f, "warmup_epochs": 0, "seed": s, "method": m, "rsum": v, "nsum": v / 2,
                           "nsum_nogt": 1.0}

@@ -16,7 +16,7 @@ def test_ablation_table_slices_the_committed_records_by_knob():
     assert k["tau"] == [3.0, 5.0, 10.0] and k["sampling"] == ["hard", "random", "soft"] and k["keep_triplet"] == [False, True]
     # a knob is what a member was trained with, never a test metric its rows report (08's median ranks)
     k8 = knobs("08_teran")
-    assert {"pooling", "shared_weights", "method"} <= set(k8) and not {"i2t_medr", "true_region_rank"} & set(k8)
+    assert {"pooling", "objective", "method"} <= set(k8) and not {"i2t_medr", "true_region_rank"} & set(k8)
     with pytest.raises(ValueError, match=r"no member has tau=7.0; its records hold tau in \[3.0, 5.0, 10.0\]"):
         ablation_table("04_sam", tau=7.0)
     with pytest.raises(ValueError, match="no knob 'colour'"):

@@ -68,7 +68,7 @@ def test_ci_medium_chooses_grids_seeds_and_executors_and_the_recipes_live_beside
     for notebook, over in doc.items():
         bad = [k for k in over if k != "warmups" and re.search(r"epochs|patience|warmup|(^|_)lr$|select", k)]
         assert not bad, f"ci/medium.yaml restates {notebook}'s recipe {bad}"
-    assert recipes("08_teran", "medium") == {"epochs": 20, "patience": 3, "ablation_epochs": 4}
+    assert recipes("08_teran", "medium") == {"epochs": 20, "patience": 3, "figure_epochs": 4}
     assert recipes("08_teran", "smoke") == {} and recipes("04_sam", "medium") == {}
     assert {n: run_parameters(n, "medium")[k] for n, k in (("05_sam_reduced_data", "no_warmup_epochs"),
                                                             ("07_semantic_neighborhoods", "news_lr"))} == \

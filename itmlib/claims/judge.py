@@ -95,7 +95,7 @@ def _margin(c: Any, runs: pd.DataFrame, baseline: str) -> float | None:
 
 def judge_claims(notebook: str, tables: pd.DataFrame | Mapping[str, pd.DataFrame], *,
                  claims: list[Any] | None = None, rename: Mapping[str, str] | None = None,
-                 records: Any = None) -> pd.DataFrame:
+                 records: Any = None, planned: Mapping[str, int] | None = None) -> pd.DataFrame:
     """The claims table of ``notebook``: every claim of ``itmlib/paper_numbers/claims_*.yaml``
     that names this notebook, judged on this run's ``tables`` by :func:`claim_verdict`.
 
@@ -114,6 +114,10 @@ def judge_claims(notebook: str, tables: pd.DataFrame | Mapping[str, pd.DataFrame
     (``collapses``) is judged, its ``training`` cell ``collapses (probed: ...)``: a finding about the method.
     One whose YAML names a probe on which its baseline still rises past the arms' budget (``rising_past_budget``)
     reads ``not judged (rising past its budget)``, whatever the records' own curves say.
+
+    ``planned`` (arm -> seeds its grid plans; :meth:`~itmlib.training.grid.Grid.seeds_planned`): a grid read while
+    it still trains. A claim on an arm with fewer seeds in than planned reads ``not judged (still training: <arm>
+    <k> of <n> seeds in)``, not ``not run``: the arm is on its way, and the verdict waits for all its seeds.
     """
     from .paper_side import paper_side, ratio_threshold
     from .registry import claims_for
@@ -149,9 +153,21 @@ def judge_claims(notebook: str, tables: pd.DataFrame | Mapping[str, pd.DataFrame
             r["verdict"] = "not judged (an illustration)"
         elif judged and bad:
             r["verdict"] = f"not judged ({bad[0].rsplit(': ', 1)[1]})"
+        if waiting := _still_training(planned or {}, runs, (model, baseline)):
+            r["verdict"] = f"not judged (still training: {waiting})"
         rows.append({"id": c.id, "paper table": c.paper_table, **r, "note": c.note, "model_arms": marms,
                      "baseline_arms": barms, "training": state})
     return pd.DataFrame(rows, columns=CLAIM_COLUMNS)
+
+
+def _still_training(planned: Mapping[str, int], runs: pd.DataFrame, arms: tuple[str, ...]) -> str:
+    """The arms among ``arms`` with fewer seeds in ``runs`` than ``planned`` gives them, as ``<arm> <k> of <n>
+    seeds in`` (empty when every planned arm is complete)."""
+    if not any(a in planned for a in arms):
+        return ""
+    have = runs.groupby("method").seed.nunique() if len(runs) else pd.Series(dtype=int)
+    return "; ".join(f"{a} {int(have.get(a, 0))} of {planned[a]} seeds in" for a in arms
+                     if a in planned and int(have.get(a, 0)) < planned[a])
 
 
 def _claim_runs(c: Any, frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:

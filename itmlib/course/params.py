@@ -125,6 +125,7 @@ RULES: dict[str, Callable[[str, Any], Any]] = {
     "warmup_epochs": _non_negative_int,
     "patience": _non_negative_int,
     "ablation_epochs": _non_negative_int,
+    "figure_epochs": _non_negative_int,
     "table3_epochs": _non_negative_int,
     "intra_epochs": _non_negative_int,
     "select_after": _non_negative_int,

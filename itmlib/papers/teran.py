@@ -30,13 +30,13 @@ from ..training.train import TrainConfig, TrainResult
 
 __all__ = ["grounding_targets", "TERAN_SIZES", "teran_config", "teran_dev_relevance", "comparison_configs", "TUNED_BERT", "recall_ndcg",
            "teran_evaluator", "TERN_TEST_POOLINGS", "PAPER_ROWS",
-           "with_paper_columns", "query_times", "FIGURE_BUDGETS", "figure_configs", "REFERENCE",
+           "with_paper_columns", "query_times", "figure_configs", "REFERENCE",
            "grids", "members", "world", "TERAN_RECIPES"]
 
-#: notebook 08's budgets at each scale: the headline arms as the recipe probe on MrSw's dev curve chose (the
-#: notebook's table ``recipe_probe``: at most 20 epochs, patience 3); the comparison arms keep the 4 epochs their
-#: claims set them beside MrSw at
-TERAN_RECIPES = {"medium": {"epochs": 20, "patience": 3, "ablation_epochs": 4}}
+#: notebook 08's budgets at each scale, as the recipe probe on MrSw's dev curve chose (the notebook's table
+#: ``recipe_probe``): every arm, the comparisons too, at most 20 epochs with patience 3; the figures' models
+#: (seed 0) keep the 4 epochs their committed figure records were drawn at
+TERAN_RECIPES = {"medium": {"epochs": 20, "patience": 3, "figure_epochs": 4}}
 
 
 # TERAN sizes per scale (paper and public code: joint 1024, visual TE 4 layers at d_model 2048, FF 2048, BERT
@@ -137,7 +137,7 @@ def grids(p: Mapping[str, Any], data: str) -> dict[str, Any]:
     seeds = range(p["seed"], p["seed"] + p["n_seeds"])
     if not p.get("ablation_epochs"):
         return {"teran": Grid(configs, (1.0,), seeds, "teran", heads, p["headline_seeds"])}
-    budget = _at_comparison_budget(p, configs)
+    budget = _at_budget(configs, p["ablation_epochs"])
     grid = Grid({n: c if n in heads else budget[n] for n, c in configs.items()}, (1.0,), seeds, "teran", heads,
                 p["headline_seeds"])
     if len(configs) == 1 or REFERENCE not in configs or budget[REFERENCE] == configs[REFERENCE]:
@@ -145,27 +145,21 @@ def grids(p: Mapping[str, Any], data: str) -> dict[str, Any]:
     return {"teran": grid, "reference": Grid({REFERENCE: budget[REFERENCE]}, (1.0,), seeds, "teran")}
 
 
-FIGURE_BUDGETS = ("main", "ablation")
-
-
 def figure_configs(p: Mapping[str, Any], configs: Mapping[str, TrainConfig]) -> dict[str, TrainConfig]:
-    """The config each figure's model (word groundings, query time; seed ``p["seed"]``) was trained under:
-    ``figure_budget`` ``"main"`` draws them from the grid's own configs; ``"ablation"`` from the same model at
-    the comparison arms' budget (``ablation_epochs``, no early stopping), whose figure records a grid retrained
-    under a longer recipe can still read: a word-grounding picture and a timing, not a claim, drawn without
-    retraining the first seed (~2 h of one CPU thread for MrSw and TERN at 20 epochs)."""
-    from ..config import check_choice
-
-    if check_choice("figure_budget", p.get("figure_budget", "main"), FIGURE_BUDGETS) == "main" or not p.get("ablation_epochs"):
+    """The config each figure's model (word groundings, query time; seed ``p["seed"]``) was trained under: the
+    grid's own configs, or with ``figure_epochs`` the same model at that many epochs, no early stopping - whose
+    figure records a grid retrained under a longer recipe can still read: a word-grounding picture and a timing,
+    not a claim, drawn without retraining the first seed (~2 h of one CPU thread for MrSw and TERN at 20 epochs)."""
+    if not p.get("figure_epochs"):
         return dict(configs)
-    return _at_comparison_budget(p, configs)
+    return _at_budget(configs, p["figure_epochs"])
 
 
-def _at_comparison_budget(p: Mapping[str, Any], configs: Mapping[str, TrainConfig]) -> dict[str, TrainConfig]:
-    """Every config at the comparison arms' budget: ``ablation_epochs`` epochs, no early stopping."""
+def _at_budget(configs: Mapping[str, TrainConfig], epochs: int) -> dict[str, TrainConfig]:
+    """Every config at a fixed budget: ``epochs`` epochs, no early stopping."""
     from dataclasses import replace
 
-    return {n: replace(c, epochs=p["ablation_epochs"], patience=0) for n, c in configs.items()}
+    return {n: replace(c, epochs=epochs, patience=0) for n, c in configs.items()}
 
 
 def recall_ndcg(sims: np.ndarray, ds: ITMDataset, relevances: Mapping[str, np.ndarray], k: int = 25) -> dict[str, float]:

@@ -110,6 +110,13 @@ class Grid(NamedTuple):
         return out + [Member(n, c, f, s, self.world) for n, c in self.configs.items() if n not in heads
                       for f in self.fractions for s in self.seeds]
 
+    def seeds_planned(self) -> dict[str, int]:
+        """Each arm's number of seeds in the plan (per fraction): what a grid read while still training
+        (``records:partial``) is measured against."""
+        from collections import Counter
+
+        return {n: k // len(self.fractions) for n, k in Counter(m.name for m in self.members()).items()}
+
     def run(self, train_ds: ITMDataset, dev_ds: ITMDataset, test_ds: ITMDataset, test_relevance: np.ndarray | None = None,
             **kw: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
         """:func:`run_grid` of every config on this grid's fractions and seeds, then of its headline arms on the
