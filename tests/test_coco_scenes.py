@@ -181,7 +181,7 @@ def test_object_words_are_grounded_in_their_categorys_region(test_ds):
         assert row.region == sum(n for n, _ in list(scene.values())[:k]) < test_ds.region_counts[row.image]
 
 
-def test_the_calibration_rule_picks_the_admissible_setting_nearest_half_the_maximum():
+def test_the_calibration_rule_asks_the_floor_first_then_the_most_learned_beyond_it():
     import importlib.util
 
     from itmlib.paths import repo_root
@@ -189,14 +189,20 @@ def test_the_calibration_rule_picks_the_admissible_setting_nearest_half_the_maxi
     spec = importlib.util.spec_from_file_location("cal", repo_root() / "benchmarks" / "calibrate_coco_scenes.py")
     cal = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(cal)
-    t = pd.DataFrame({"noise": [0.5, 1.0, 1.5, 2.0], "distractors": [2.0] * 4,
-                      "i2t_r1": [80.0, 45.0, 30.0, 5.0], "t2i_r1": [75.0, 40.0, 28.0, 4.0],
-                      "rsum": [520.0, 360.0, 280.0, 90.0]})
+    t = pd.DataFrame({"noise": [0.25, 0.5, 1.0, 0.5, 0.25], "distractors": [0.0, 0.0, 0.0, 2.0, 3.0],
+                      "i2t_r1": [80.0, 45.0, 30.0, 35.0, 9.0], "t2i_r1": [75.0, 40.0, 28.0, 30.0, 12.0],
+                      "rsum": [520.0, 360.0, 270.0, 330.0, 150.0], "floor": [250.0, 250.0, 250.0, 200.0, 100.0]})
     out = cal.choose(t)
-    assert out.admissible.tolist() == [False, True, True, False]   # R@1 outside [10, 70] either way: out
-    assert out.chosen.tolist() == [False, False, True, False]      # |280 - 300| < |360 - 300|
-    tie = cal.choose(t.assign(rsum=[520.0, 320.0, 280.0, 90.0]))   # 20 from 300 both: the smaller noise
-    assert tie.chosen.tolist() == [False, True, False, False]
+    # R@1 outside [10, 70] either way: out; 270 < 1.1 x 250: below the floor's margin, out
+    assert out.admissible.tolist() == [False, True, False, True, False]
+    assert out["over floor"].tolist() == [2.08, 1.44, 1.08, 1.65, 1.5]
+    assert out.chosen.tolist() == [False, False, False, True, False]      # 330 / 200 beats 360 / 250
+    tie = cal.choose(t.assign(rsum=[520.0, 360.0, 270.0, 288.0, 150.0]))  # 360 / 250 = 288 / 200: the smaller noise
+    assert tie.chosen.tolist() == [False, True, False, False, False]
+    same = cal.choose(t.assign(noise=0.5, rsum=[520.0, 360.0, 270.0, 288.0, 150.0]))   # then the fewer distractors
+    assert same.chosen.tolist() == [False, True, False, False, False]
+    none = cal.choose(t.assign(rsum=[520.0, 260.0, 260.0, 210.0, 150.0]))
+    assert not none.chosen.any()      # no setting clears its floor: the world fails its gate, nothing is chosen
 
 
 def test_positives_evaluator_scores_a_ranking_of_the_positives_first_as_perfect(test_ds):
