@@ -146,7 +146,8 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     from itmlib.data import load_dataset
 
-    world = load_dataset("coco_scenes", "dev", scale=a.scale, seed=a.seed, **world_knobs(a.scale)).source  # parses (and caches) before the workers start
+    # parses (and caches) before the workers start
+    world = load_dataset("coco_scenes", "dev", scale=a.scale, seed=a.seed, **world_knobs(a.scale)).source
     jobs = [(a.scale, a.seed, n, d, a.epochs, a.device) for n, d in product(a.noise, a.distractors)]
     with ProcessPoolExecutor(a.workers, mp_context=get_context("spawn")) as pool:
         rows = []
