@@ -103,8 +103,10 @@ def test_an_arm_still_training_reads_not_judged_with_its_seeds_in_not_not_run():
     runs = _teran_runs(["TERN (global)", "TERAN mwsr", "TERAN mrsw"], seeds=range(5))
     symm = _teran_runs(["TERAN symm"], seeds=(0,))
     planned = {"TERAN mrsw": 5, "TERAN mwsr": 5, "TERN (global)": 5, "TERAN symm": 3, "TERAN mravgw": 3}
-    v = judge_claims("08_teran", _both(pd.concat([runs, symm])), planned=planned).set_index("id").verdict
+    table = judge_claims("08_teran", _both(pd.concat([runs, symm])), planned=planned).set_index("id")
+    v = table.verdict
     assert v["teran_mrsw_vs_symm"] == "not judged (still training: TERAN symm 1 of 3 seeds in)"
+    assert table.training["teran_mrsw_vs_symm"] == table.training["teran_avg_words_loses"] == "still training"
     assert v["teran_avg_words_loses"] == "not judged (still training: TERAN mravgw 0 of 3 seeds in)"
     assert v["teran_beats_tern"] == "holds (n=5, 95% CI [4.00, 4.00])"
     assert v["teran_shared_weights_same"] == "not run (TERAN mrsw Shared-W absent)"   # not in the plan

@@ -154,7 +154,7 @@ def judge_claims(notebook: str, tables: pd.DataFrame | Mapping[str, pd.DataFrame
         elif judged and bad:
             r["verdict"] = f"not judged ({bad[0].rsplit(': ', 1)[1]})"
         if waiting := _still_training(planned or {}, runs, (model, baseline)):
-            r["verdict"] = f"not judged (still training: {waiting})"
+            r["verdict"], state = f"not judged (still training: {waiting})", "still training"
         rows.append({"id": c.id, "paper table": c.paper_table, **r, "note": c.note, "model_arms": marms,
                      "baseline_arms": barms, "training": state})
     return pd.DataFrame(rows, columns=CLAIM_COLUMNS)
