@@ -247,6 +247,11 @@ def test_arm_keeps_the_named_arms_members_and_an_unknown_arm_is_refused(pool, mo
     with pytest.raises(SystemExit):
         pool.main([*args, "--seeds", "2"])
     assert "its seeds: [0, 1]" in capsys.readouterr().err
+    # the arms train in the order given (the claims answered soonest first), each arm's seeds in order
+    assert pool.main([*args, "--arm", "TERN (global)", "TERAN mrsw"]) == 0
+    listed = [(ln.split(",")[0].strip(), ln.split("seed ")[1][0]) for ln in capsys.readouterr().out.splitlines()
+              if ln.startswith("  ")]
+    assert listed == [("TERN (global)", "0"), ("TERN (global)", "1"), ("TERAN mrsw", "0"), ("TERAN mrsw", "1")]
 
 
 def test_10s_warm_ups_in_ci_medium_are_what_its_committed_probes_choose(pool):

@@ -154,8 +154,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--world", nargs="+", help="only the members of these worlds (06: ssamt, 'ssamt per part', vse; 07: news, literal; "
                                                "10: sam, teran, ssamt, neighborhoods)")
-    ap.add_argument("--arm", nargs="+", help="only the members of these arms, e.g. --arm 'TERAN mrsw' (a recipe probe "
-                                             "of one baseline into --results-dir runs/probes)")
+    ap.add_argument("--arm", nargs="+", help="only the members of these arms, in this order, e.g. --arm 'TERAN mrsw' (a "
+                                             "recipe probe of one baseline into --results-dir runs/probes)")
     ap.add_argument("--seeds", type=int, nargs="+", help="only the members of these seeds, e.g. --seeds 1 2 3 4 (beside a probe "
                                                          "still training seed 0 under the same recipe)")
     ap.add_argument("--results-dir", default="results")
@@ -184,6 +184,8 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"{args.notebook} has no seed(s) {sorted(missing)}; its seeds: {sorted({m.seed for m in everyone})}")
     todo = [m for m in everyone if (args.world is None or m.world in args.world) and (not args.arm or m.name in args.arm)
             and (not args.seeds or m.seed in args.seeds)]
+    if args.arm:    # the arms in the order given (the claims answered soonest first), each arm's seeds as planned
+        todo.sort(key=lambda m: args.arm.index(m.name))
     groups = phase_one_groups(todo, p, args.notebook, args.ckpt_dir)
     print(f"[pool] {len(todo)} members of {args.notebook} at {args.scale}; data in {time.time() - t0:.0f} s", flush=True)
     if args.list:
