@@ -121,7 +121,7 @@ def judge_claims(notebook: str, tables: pd.DataFrame | Mapping[str, pd.DataFrame
     """
     from .paper_side import paper_side, ratio_threshold
     from .registry import claims_for
-    from ..training.convergence import RISING_PAST, Training
+    from ..training.convergence import Training
 
     training = records if isinstance(records, Training) or records is None else Training.of(records)
 
@@ -140,24 +140,33 @@ def judge_claims(notebook: str, tables: pd.DataFrame | Mapping[str, pd.DataFrame
         if r.get("ours (model vs baseline)") and (paper_way := _ours_as_the_paper(c, runs, model, baseline)):
             r["ours (model vs baseline)"] = paper_way   # the paper's columns; the judged metric is their sum
         marms, barms, state, bad = _training(training, c, runs, model, baseline)
-        if bad and c.collapses:   # probed recipes all collapse: judged, and the training cell and the claim say so
-            fell = ", ".join(dict.fromkeys(b.split("@")[0] for b in bad))
-            r["claim"] = (f"{r['claim']} - here {fell} alone collapses under every recipe probed, so the verdict says "
-                          "whether it trains with them, not whether they add to a model that trains")
-            state, bad = f"collapses (probed: {c.collapses}); {state}", []
-        if c.rising_past_budget and state:   # a longer probe: the baseline had not finished at the arms' budget
-            state, bad = f"{RISING_PAST} (probed: {c.rising_past_budget}); {state}", [*bad, f"baseline: {RISING_PAST}"]
-        v = str(r["verdict"])
-        judged = v.split(" (")[0] in LABELS and "deterministic" not in v
-        if c.kind == "illustration" and v.split(" (")[0] in LABELS:   # shown, never judged
-            r["verdict"] = "not judged (an illustration)"
-        elif judged and bad:
-            r["verdict"] = f"not judged ({bad[0].rsplit(': ', 1)[1]})"
+        state = _gate(c, r, state, bad)
         if waiting := _still_training(planned or {}, runs, (model, baseline)):
             r["verdict"], state = f"not judged (still training: {waiting})", "still training"
         rows.append({"id": c.id, "paper table": c.paper_table, **r, "note": c.note, "model_arms": marms,
                      "baseline_arms": barms, "training": state})
     return pd.DataFrame(rows, columns=CLAIM_COLUMNS)
+
+
+def _gate(c: Any, r: dict[str, Any], state: str, bad: list[str]) -> str:
+    """The gate of :func:`judge_claims` on claim ``c``'s row ``r`` (changed in place), given its arms'
+    ``training`` cell ``state`` and the arms that did not train (``bad``); returns the training cell."""
+    from ..training.convergence import RISING_PAST
+
+    if bad and c.collapses:   # probed recipes all collapse: judged, and the training cell and the claim say so
+        fell = ", ".join(dict.fromkeys(b.split("@")[0] for b in bad))
+        r["claim"] = (f"{r['claim']} - here {fell} alone collapses under every recipe probed, so the verdict says "
+                      "whether it trains with them, not whether they add to a model that trains")
+        state, bad = f"collapses (probed: {c.collapses}); {state}", []
+    if c.rising_past_budget and state:   # a longer probe: the baseline had not finished at the arms' budget
+        state, bad = f"{RISING_PAST} (probed: {c.rising_past_budget}); {state}", [*bad, f"baseline: {RISING_PAST}"]
+    v = str(r["verdict"])
+    judged = v.split(" (")[0] in LABELS and "deterministic" not in v
+    if c.kind == "illustration" and v.split(" (")[0] in LABELS:   # shown, never judged
+        r["verdict"] = "not judged (an illustration)"
+    elif judged and bad:
+        r["verdict"] = f"not judged ({bad[0].rsplit(': ', 1)[1]})"
+    return state
 
 
 def _still_training(planned: Mapping[str, int], runs: pd.DataFrame, arms: tuple[str, ...]) -> str:
