@@ -154,35 +154,39 @@ def lexical_floor(ds, attr_weight: float = 0.5, seed: int = 0) -> np.ndarray:
     other, n_a = vocab.other, max(len(vocab.attributes), 1)
     n_i, n_c = ds.n_images, ds.n_captions
     img_cat = _region_categories(ds, other)[:, :other].toarray()          # "other" never counts
-    img_att = sp.lil_matrix((n_i, other * n_a))
-    for i, (row, attrs) in enumerate(zip(ds.image_extras["region_category"], ds.image_extras["region_attributes"])):
-        for c, a in zip(np.asarray(row)[: len(attrs)], attrs):
-            for k in a if 0 <= c < other else ():
-                img_att[i, c * n_a + k] = 1
+    img_att = _binary((n_i, other * n_a), [
+        (i, c * n_a + k)
+        for i, (row, attrs) in enumerate(zip(ds.image_extras["region_category"], ds.image_extras["region_attributes"]))
+        for c, a in zip(np.asarray(row)[: len(attrs)], attrs) if 0 <= c < other for k in a])
     cap_cat = np.zeros((n_c, other), np.float64)
-    cap_att = sp.lil_matrix((n_c, other * n_a))
     attr_index = {a: k for k, a in enumerate(vocab.attributes)}
+    att_pairs = []
     for j, g in enumerate(ds.graphs):
         cats, pairs = _caption_pairs(g, vocab, attr_index)
         cap_cat[j, cats] = 1
-        for c, k in pairs:
-            cap_att[j, c * n_a + k] = 1
+        att_pairs += [(j, c * n_a + k) for c, k in pairs]
+    cap_att = _binary((n_c, other * n_a), att_pairs)
     norm = np.sqrt(np.outer(img_cat.sum(1), cap_cat.sum(1)))
     scores = np.divide(img_cat @ cap_cat.T, norm, out=np.zeros((n_i, n_c)), where=norm > 0)
-    cap_att = cap_att.tocsr()
-    shared = (img_att.tocsr() @ cap_att.T).toarray()
+    shared = (img_att @ cap_att.T).toarray()
     scores += attr_weight * shared / np.maximum(np.asarray(cap_att.sum(1)).ravel(), 1)[None, :]
     return scores + _jitter((n_i, n_c), seed)
+
+
+def _binary(shape: tuple[int, int], cells: Sequence[tuple[int, int]] | np.ndarray) -> sp.csr_matrix:
+    """A ``shape`` matrix with 1 at each (row, column) of ``cells``, however often a cell is named."""
+    rows, cols = (np.asarray(cells, dtype=np.int64).reshape(-1, 2).T if len(cells) else (np.zeros(0, int),) * 2)
+    m = sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=shape)
+    m.sum_duplicates()
+    m.data[:] = 1.0
+    return m
 
 
 def _region_categories(ds, n_categories: int) -> sp.csr_matrix:
     """(images, categories + 1) binary: which categories (distractors' too; "other" last) an image's regions hold."""
     cats = np.asarray([np.asarray(r) for r in ds.image_extras["region_category"]])      # (images, regions), -1 empty
     rows, cols = np.nonzero(cats >= 0)
-    m = sp.csr_matrix((np.ones(rows.size), (rows, cats[rows, cols])), shape=(ds.n_images, n_categories + 1))
-    m.sum_duplicates()
-    m.data[:] = 1.0                                                                       # binary, however many regions
-    return m
+    return _binary((ds.n_images, n_categories + 1), np.stack([rows, cats[rows, cols]], 1))
 
 
 def cooccurrence_scores(train_ds, ds, min_count: int = 2, smoothing: float = 0.01, seed: int = 0) -> np.ndarray:
