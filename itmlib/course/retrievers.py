@@ -153,21 +153,20 @@ def lexical_floor(ds, attr_weight: float = 0.5, seed: int = 0) -> np.ndarray:
     vocab = dataset_vocab(ds)
     other, n_a = vocab.other, max(len(vocab.attributes), 1)
     n_i, n_c = ds.n_images, ds.n_captions
-    img_cat = _region_categories(ds, other)[:, :other].toarray()          # "other" never counts
+    img_cat = _region_categories(ds, other)[:, :other]                    # "other" never counts
     img_att = _binary((n_i, other * n_a), [
         (i, c * n_a + k)
         for i, (row, attrs) in enumerate(zip(ds.image_extras["region_category"], ds.image_extras["region_attributes"]))
         for c, a in zip(np.asarray(row)[: len(attrs)], attrs) if 0 <= c < other for k in a])
-    cap_cat = np.zeros((n_c, other), np.float64)
     attr_index = {a: k for k, a in enumerate(vocab.attributes)}
-    att_pairs = []
+    cat_cells, att_pairs = [], []
     for j, g in enumerate(ds.graphs):
         cats, pairs = _caption_pairs(g, vocab, attr_index)
-        cap_cat[j, cats] = 1
+        cat_cells += [(j, c) for c in cats]
         att_pairs += [(j, c * n_a + k) for c, k in pairs]
-    cap_att = _binary((n_c, other * n_a), att_pairs)
-    norm = np.sqrt(np.outer(img_cat.sum(1), cap_cat.sum(1)))
-    scores = np.divide(img_cat @ cap_cat.T, norm, out=np.zeros((n_i, n_c)), where=norm > 0)
+    cap_cat, cap_att = _binary((n_c, other), cat_cells), _binary((n_c, other * n_a), att_pairs)
+    norm = np.sqrt(np.outer(np.asarray(img_cat.sum(1)).ravel(), np.asarray(cap_cat.sum(1)).ravel()))
+    scores = np.divide((img_cat @ cap_cat.T).toarray(), norm, out=np.zeros((n_i, n_c)), where=norm > 0)
     shared = (img_att @ cap_att.T).toarray()
     scores += attr_weight * shared / np.maximum(np.asarray(cap_att.sum(1)).ravel(), 1)[None, :]
     return scores + _jitter((n_i, n_c), seed)
