@@ -20,7 +20,10 @@ fewer distractors. (Worlds up to v5 were chosen by dev Rsum nearest 300 of 600; 
 ended below the test floor, so the rule now asks the floor first.) The knobs become
 :class:`~itmlib.data.coco_scenes.CocoScenesConfig`'s defaults (and ``COCO_SCENES_VERSION`` is bumped) by hand.
 One row per setting goes to ``--out`` (at medium ``results/09_real_language/world_calibration.csv``), the
-chosen one marked; checkpoints to ``runs/calibration/``.
+chosen one marked; checkpoints to ``runs/calibration/``. Each setting that finishes keeps a member record (at
+medium in ``results/09_real_language/probes/``, committed as it lands), so the grid runs in pieces: a rerun
+trains only the settings without one (``--noise``/``--distractors`` pick a slice; at medium the committed
+table is written only by the whole grid).
 """
 
 from __future__ import annotations
@@ -94,7 +97,9 @@ def vse_on_dev(scale: str, seed: int, knobs: dict, epochs: int, device: str, *, 
                patience: int = 0) -> dict:
     """Notebook 03's VSE++ trained on ``coco_scenes`` built with ``knobs`` (``model``: changes to its model
     config) and evaluated on the dev split (the test split is never read): its dev R@1 both ways and Rsum, best
-    epoch, and the seconds this call took. The world probes' one trainer (this calibration, the language probe)."""
+    epoch, and its cost in seconds (its member record's training seconds where ``record_dir`` keeps one, so a
+    setting read back from its record still states what it cost; else this call's). The world probes' one
+    trainer (this calibration, the language probe)."""
     import dataclasses
     import time
 
@@ -102,6 +107,7 @@ def vse_on_dev(scale: str, seed: int, knobs: dict, epochs: int, device: str, *, 
 
     from itmlib.data import load_dataset
     from itmlib.training.grid import RunContext, run_grid
+    from itmlib.training.records import trained_config
     from itmlib.papers.ncs_sam import vse_config
 
     torch.set_num_threads(1)
@@ -114,10 +120,23 @@ def vse_on_dev(scale: str, seed: int, knobs: dict, epochs: int, device: str, *, 
         cfg = dataclasses.replace(cfg, model=dataclasses.replace(cfg.model, **model))
     runs, _ = run_grid({name: cfg}, train_ds, dev_ds, dev_ds, seeds=[seed],
                        context=RunContext(device=device, ckpt_dir=str(ROOT / "runs" / "calibration"), record_dir=record_dir))
-    r = runs.iloc[0]
+    r, seconds = runs.iloc[0], time.time() - t0
+    if record_dir:
+        seconds = _record_seconds(record_dir, name, trained_config(cfg, train_ds, 1.0, seed)) or seconds
     return {"training images": train_ds.n_images, "dev images": dev_ds.n_images, "epochs": cfg.epochs,
             "best epoch": int(r.best_epoch), "i2t_r1": round(float(r.i2t_r1), 2), "t2i_r1": round(float(r.t2i_r1), 2),
-            "rsum": round(float(r.rsum), 2), "seconds here": round(time.time() - t0), "device": device}
+            "rsum": round(float(r.rsum), 2), "seconds here": round(seconds), "device": device}
+
+
+def _record_seconds(record_dir: str, name: str, trained) -> float | None:
+    """The training seconds the member record of ``name`` trained as ``trained`` states (None: no record)."""
+    import json
+
+    from itmlib.training.records import checkpoint_name
+    from itmlib.training.run_config import config_hash
+
+    hits = sorted(Path(record_dir).glob(f"{checkpoint_name(name)}-{config_hash(trained)}-*.json"))
+    return json.loads(hits[0].read_text()).get("seconds") if hits else None
 
 
 def probe_arguments(ap: argparse.ArgumentParser, out: str) -> None:
@@ -130,10 +149,16 @@ def probe_arguments(ap: argparse.ArgumentParser, out: str) -> None:
     ap.add_argument("--out", default=None, help=f"default {out} (medium)")
 
 
+def record_dir(scale: str) -> Path:
+    """Where the calibration's member records live: committed beside 09's other probes at medium."""
+    return ROOT / "results" / "09_real_language" / "probes" if scale == "medium" else ROOT / "runs" / "calibration" / scale
+
+
 def _one(args: tuple) -> dict:
     scale, seed, noise, distractors, epochs, device = args
     knobs = {**world_knobs(scale), "noise": noise, "distractors": distractors}
-    row = vse_on_dev(scale, seed, knobs, epochs, device, patience=PATIENCE)
+    row = vse_on_dev(scale, seed, knobs, epochs, device, patience=PATIENCE, name=f"VSE++ (noise {noise:g}, "
+                     f"{distractors:g} distractors)", record_dir=str(record_dir(scale)))
     return {"scale": scale, "seed": seed, "noise": noise, "distractors": distractors, "epochs": row["epochs"],
             "best epoch": row["best epoch"], "split": "dev", "training images": row["training images"],
             "dev_images": row["dev images"], "i2t_r1": row["i2t_r1"], "t2i_r1": row["t2i_r1"], "rsum": row["rsum"],
@@ -156,6 +181,10 @@ def main(argv: list[str] | None = None) -> int:
         for row in pool.map(_one, jobs):
             print(row, flush=True)
             rows.append(row)
+    if a.scale == "medium" and not a.out and (set(a.noise), set(a.distractors)) != (set(NOISE), set(DISTRACTORS)):
+        print(f"a slice of the grid: {len(rows)} settings trained (records in {record_dir(a.scale)}); the table is "
+              "written when the whole grid runs")
+        return 0
     floors = {d: dev_floors(a.scale, a.seed, {**world_knobs(a.scale), "distractors": d}) for d in a.distractors}
     table = choose(pd.DataFrame([{**r, **floors[r["distractors"]]} for r in rows]))
     out = Path(a.out) if a.out else ROOT / "results" / "09_real_language" / "world_calibration.csv" if a.scale == "medium" \

@@ -181,14 +181,41 @@ def test_object_words_are_grounded_in_their_categorys_region(test_ds):
         assert row.region == sum(n for n, _ in list(scene.values())[:k]) < test_ds.region_counts[row.image]
 
 
-def test_the_calibration_rule_asks_the_floor_first_then_the_most_learned_beyond_it():
+@pytest.fixture(scope="module")
+def cal():
+    """benchmarks/calibrate_coco_scenes.py as a module."""
     import importlib.util
 
     from itmlib.paths import repo_root
 
     spec = importlib.util.spec_from_file_location("cal", repo_root() / "benchmarks" / "calibrate_coco_scenes.py")
-    cal = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(cal)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_calibration_setting_keeps_its_record_and_a_rerun_reads_it_without_training(cal, tmp_path, monkeypatch):
+    import json
+
+    import torch
+
+    import itmlib.training.grid as grid
+
+    threads = torch.get_num_threads()
+    try:
+        first = cal.vse_on_dev("smoke", 0, {"noise": 0.5, "distractors": 2.0}, 1, "cpu", name="VSE++ (test)",
+                               record_dir=str(tmp_path))
+        (record,) = tmp_path.glob("VSEpp_test-*.json")
+        monkeypatch.setattr(grid, "_timed_member_task", lambda *a, **k: pytest.fail("a recorded setting retrained"))
+        again = cal.vse_on_dev("smoke", 0, {"noise": 0.5, "distractors": 2.0}, 1, "cpu", name="VSE++ (test)",
+                               record_dir=str(tmp_path))
+    finally:
+        torch.set_num_threads(threads)
+    assert again == first and again["best epoch"] == 1 and again["dev images"] == 150
+    assert again["seconds here"] == round(json.loads(record.read_text())["seconds"])   # what it cost, not the replay
+
+
+def test_the_calibration_rule_asks_the_floor_first_then_the_most_learned_beyond_it(cal):
     t = pd.DataFrame({"noise": [0.25, 0.5, 1.0, 0.5, 0.25], "distractors": [0.0, 0.0, 0.0, 2.0, 3.0],
                       "i2t_r1": [80.0, 45.0, 30.0, 35.0, 9.0], "t2i_r1": [75.0, 40.0, 28.0, 30.0, 12.0],
                       "rsum": [520.0, 360.0, 270.0, 330.0, 150.0], "floor": [250.0, 250.0, 250.0, 200.0, 100.0]})
