@@ -107,7 +107,7 @@ def vse_on_dev(scale: str, seed: int, knobs: dict, epochs: int, device: str, *, 
 
     from itmlib.data import load_dataset
     from itmlib.training.grid import RunContext, run_grid
-    from itmlib.training.records import trained_config
+    from itmlib.training.records import recorded_seconds
     from itmlib.papers.ncs_sam import vse_config
 
     torch.set_num_threads(1)
@@ -122,21 +122,10 @@ def vse_on_dev(scale: str, seed: int, knobs: dict, epochs: int, device: str, *, 
                        context=RunContext(device=device, ckpt_dir=str(ROOT / "runs" / "calibration"), record_dir=record_dir))
     r, seconds = runs.iloc[0], time.time() - t0
     if record_dir:
-        seconds = _record_seconds(record_dir, name, trained_config(cfg, train_ds, 1.0, seed)) or seconds
+        seconds = recorded_seconds(cfg, name, train_ds, record_dir, seed) or seconds
     return {"training images": train_ds.n_images, "dev images": dev_ds.n_images, "epochs": cfg.epochs,
             "best epoch": int(r.best_epoch), "i2t_r1": round(float(r.i2t_r1), 2), "t2i_r1": round(float(r.t2i_r1), 2),
             "rsum": round(float(r.rsum), 2), "seconds here": round(seconds), "device": device}
-
-
-def _record_seconds(record_dir: str, name: str, trained) -> float | None:
-    """The training seconds the member record of ``name`` trained as ``trained`` states (None: no record)."""
-    import json
-
-    from itmlib.training.records import checkpoint_name
-    from itmlib.training.run_config import config_hash
-
-    hits = sorted(Path(record_dir).glob(f"{checkpoint_name(name)}-{config_hash(trained)}-*.json"))
-    return json.loads(hits[0].read_text()).get("seconds") if hits else None
 
 
 def probe_arguments(ap: argparse.ArgumentParser, out: str) -> None:

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = ["RECORD_VERSION", "RECORDS_READ", "note_records_read", "orphan_records",
            "checkpoint_name", "member_config", "trained_config", "figure_record", "member_record_path",
-           "trained_where", "devices_note"]
+           "recorded_seconds", "trained_where", "devices_note"]
 
 
 #: bump when a record's layout changes (older records are then ignored, not misread)
@@ -100,7 +100,22 @@ def member_record_path(cfg: TrainConfig, name: str, fraction: float, seed: int, 
 
 
 def _record_path(trained: TrainConfig, name: str, record_dir: str | os.PathLike[str], key: str) -> Path:
-    return resolve_path(record_dir) / f"{checkpoint_name(name)}-{config_hash(trained)}-{_safe_key(key)}.json"
+    return resolve_path(record_dir) / f"{_record_stem(trained, name)}-{_safe_key(key)}.json"
+
+
+def _record_stem(trained: TrainConfig, name: str) -> str:
+    """A member record's name up to the hash of what evaluated it: its checkpoint folder's name."""
+    return f"{checkpoint_name(name)}-{config_hash(trained)}"
+
+
+def recorded_seconds(cfg: TrainConfig, name: str, train_ds: ITMDataset, record_dir: str | os.PathLike[str],
+                     seed: int, fraction: float = 1.0) -> float | None:
+    """The training seconds the member record of ``name`` (``cfg`` on ``fraction`` of ``train_ds``, ``seed``)
+    states, whatever evaluated it; None where ``record_dir`` holds none (or its share of an interrupted call is
+    unknown)."""
+    stem = _record_stem(trained_config(cfg, train_ds, fraction, seed), name)
+    hits = sorted(resolve_path(record_dir).glob(f"{stem}-*.json"))
+    return json.loads(hits[0].read_text()).get("seconds") if hits else None
 
 
 def _from_record(rec: dict[str, Any]) -> tuple[list[dict[str, Any]], pd.DataFrame] | None:
