@@ -112,6 +112,24 @@ def test_an_arm_still_training_reads_not_judged_with_its_seeds_in_not_not_run():
     assert v["teran_shared_weights_same"] == "not run (TERAN mrsw Shared-W absent)"   # not in the plan
 
 
+def test_an_arm_still_training_names_the_hours_its_missing_seeds_would_take_from_the_records():
+    """Per missing seed, the median seconds of the arm's own records; an arm with none in borrows the median of
+    every record. Hand-computed: symm lacks 2 seeds at median(3600, 7200, 10800) = 7200 s -> 4.0 h; mravgw lacks
+    3 at the median of all five records (3600, 7200, 10800, 1800, 9000 -> 7200 s) -> 6.0 h."""
+    from itmlib.claims.judge import _still_training
+
+    recs = [{"member": "TERAN symm", "seconds": s, "device": "cpu"} for s in (3600.0, 7200.0, 10800.0)]
+    recs += [{"member": "TERAN mrsw", "seconds": s, "device": "cpu"} for s in (1800.0, 9000.0)]
+    runs = pd.concat([_teran_runs(["TERAN mrsw"], seeds=range(5)), _teran_runs(["TERAN symm"], seeds=(0,))])
+    planned = {"TERAN mrsw": 5, "TERAN symm": 3, "TERAN mravgw": 3}
+    assert _still_training(planned, runs, ("TERAN symm", "TERAN mrsw"), recs) == (
+        "TERAN symm 1 of 3 seeds in; ~4.0 h more on cpu at the records' median member")
+    assert _still_training(planned, runs, ("TERAN mravgw", "TERAN mrsw"), recs) == (
+        "TERAN mravgw 0 of 3 seeds in; ~6.0 h more on cpu at the records' median member")
+    assert _still_training(planned, runs, ("TERAN mrsw",), recs) == ""   # complete: nothing waits
+    assert _still_training(planned, runs, ("TERAN symm",), ()) == "TERAN symm 1 of 3 seeds in"   # no seconds known
+
+
 def test_judge_claims_where_and_exact_rules():
     runs = pd.DataFrame([{"setting": st, "fraction": f, "warmup_epochs": 0, "seed": s, "method": m, "rsum": v, "nsum": v / 2,
                           "nsum_nogt": 1.0}

@@ -9,7 +9,7 @@ parameter can never make a claim vanish silently.
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -141,7 +141,7 @@ def judge_claims(notebook: str, tables: pd.DataFrame | Mapping[str, pd.DataFrame
             r["ours (model vs baseline)"] = paper_way   # the paper's columns; the judged metric is their sum
         marms, barms, state, bad = _training(training, c, runs, model, baseline)
         state = _gate(c, r, state, bad)
-        if waiting := _still_training(planned or {}, runs, (model, baseline)):
+        if waiting := _still_training(planned or {}, runs, (model, baseline), training.records if training else ()):
             r["verdict"], state = f"not judged (still training: {waiting})", "still training"
         rows.append({"id": c.id, "paper table": c.paper_table, **r, "note": c.note, "model_arms": marms,
                      "baseline_arms": barms, "training": state})
@@ -169,14 +169,32 @@ def _gate(c: Any, r: dict[str, Any], state: str, bad: list[str]) -> str:
     return state
 
 
-def _still_training(planned: Mapping[str, int], runs: pd.DataFrame, arms: tuple[str, ...]) -> str:
+def _still_training(planned: Mapping[str, int], runs: pd.DataFrame, arms: tuple[str, ...],
+                    records: Iterable[Mapping[str, Any]] = ()) -> str:
     """The arms among ``arms`` with fewer seeds in ``runs`` than ``planned`` gives them, as ``<arm> <k> of <n>
-    seeds in`` (empty when every planned arm is complete)."""
+    seeds in``, then the training time the missing seeds would take by :func:`_hours_left` where the member
+    ``records`` state seconds (empty when every planned arm is complete)."""
     if not any(a in planned for a in arms):
         return ""
     have = runs.groupby("method").seed.nunique() if len(runs) else pd.Series(dtype=int)
-    return "; ".join(f"{a} {int(have.get(a, 0))} of {planned[a]} seeds in" for a in arms
-                     if a in planned and int(have.get(a, 0)) < planned[a])
+    seeds_in = {a: int(have.get(a, 0)) for a in arms if a in planned and int(have.get(a, 0)) < planned[a]}
+    text = "; ".join(f"{a} {k} of {planned[a]} seeds in" for a, k in seeds_in.items())
+    missing = {a: planned[a] - k for a, k in seeds_in.items()}
+    records = list(records)
+    hours = _hours_left(missing, records)
+    where = "/".join(sorted({str(r["device"]) for r in records if r.get("device")})) or "its machine"
+    return f"{text}; ~{hours:.1f} h more on {where} at the records' median member" if text and hours else text
+
+
+def _hours_left(missing: Mapping[str, int], records: list[Mapping[str, Any]]) -> float:
+    """The hours ``missing`` (arm -> seeds it lacks) would train: per seed, the median ``seconds`` of the arm's
+    own member records, or, for an arm none is in yet, of every record given (0 where none states seconds)."""
+    def median(recs: Iterable[Mapping[str, Any]]) -> float:
+        secs = [float(r["seconds"]) for r in recs if r.get("seconds") is not None]
+        return float(np.median(secs)) if secs else 0.0
+
+    every = median(records)
+    return sum(k * (median(r for r in records if r.get("member") == a) or every) for a, k in missing.items()) / 3600
 
 
 def _claim_runs(c: Any, frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
