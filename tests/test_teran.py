@@ -414,3 +414,37 @@ def test_finetuning_the_top_layers_equals_the_full_forward_and_trains_only_them(
     assert any(k.startswith("bert_top.") for k in m.state_dict()) and not any(k.startswith("bert.") for k in m.state_dict())
     with pytest.raises(ValueError, match="finetune_layers"):
         TERANConfig(region_dim=6, finetune_layers=1, finetune_text=True)
+
+
+@pytest.mark.parametrize("encoder", ["bert", "gru"])
+def test_length_groups_encode_every_item_as_the_whole_batch_does(encoder, monkeypatch):
+    """Speed on a CPU: a batch encoded in groups of similar length (each padded only to its own longest item)
+    gives every image and caption the tokens, masks and global vectors of the whole batch, in the batch's row
+    order, to float rounding; slots past a group's longest item hold zeros and are masked."""
+    from itmlib.models import length_groups
+
+    caps = ["a red dog", "two cats near a tall tree on the green grass", "a kite", "three birds", "a bus",
+            "an old man with a long white beard sits on a bench", "dogs", "a car parked by the road", "x y",
+            "a very small boat"] * 2
+    vocab = Vocab.build(caps)
+    torch.manual_seed(0)
+    m = TERANModel(TERANConfig(region_dim=6, vocab_size=len(vocab), embed_dim=16, visual_dim=16, ff_dim=32, heads=2,
+                               text_encoder=encoder, word_dim=8), vocab).eval()
+    text = m.text_inputs(caps, vocab)
+    feats = torch.randn(20, 7, 11)
+    counts = torch.tensor([6, 1, 3, 0, 2, 5, 4, 1, 2, 3, 6, 2, 1, 4, 3, 2, 5, 1, 2, 3])
+    mask = torch.arange(7)[None] < counts[:, None]
+    out = {}
+    with torch.no_grad():
+        for g in (1, 4):
+            monkeypatch.setattr(length_groups, "LENGTH_GROUPS", g)
+            out[g] = (m.encode_regions(feats, mask), m.encode_words(text), m.batch_scores(feats, mask, text))
+    for one, grouped in zip(out[1][:2], out[4][:2]):
+        assert one[0].shape == grouped[0].shape and torch.equal(one[1], grouped[1])
+        torch.testing.assert_close(grouped[0][one[1]], one[0][one[1]], atol=1e-6, rtol=0)
+        torch.testing.assert_close(grouped[2], one[2], atol=1e-6, rtol=0)
+    regions = out[4][0]
+    assert regions[0].shape == (20, 8, 16) and not regions[1][:, 0].any()   # the CLS slot never aligns
+    short = counts.argsort()[:5]                       # the shortest group stops at 1 region: zeros after it
+    assert regions[0][short, 2:].abs().sum() == 0
+    torch.testing.assert_close(out[4][2], out[1][2], atol=1e-6, rtol=0)

@@ -22,7 +22,8 @@ or an image with no valid region scores 0.
 :func:`score_matrix` scores every image against every sentence in chunks:
 one GEMM of all region vectors of an image chunk against all word vectors of a
 sentence chunk, then the pooling on that block - no Python loop over pairs.
-:func:`pair_score` is the plain per-pair computation it must equal.
+:func:`pair_score` is the plain per-pair computation it must equal. :func:`pooled_scores` is the training
+batch's version, with gradients: the same folded masks, over the slots some item of the batch uses.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-__all__ = ["POOLINGS", "alignment_matrix", "pool_alignments", "score_matrix", "pair_score"]
+__all__ = ["POOLINGS", "alignment_matrix", "pool_alignments", "pooled_scores", "score_matrix", "pair_score"]
 
 POOLINGS = ("mrsw", "mwsr", "symm", "mravgw")
 
@@ -100,6 +101,34 @@ _BIG = 1e30  # |cosine| <= 1 (and any sane feature product) vanishes beside it i
 def _pad_bias(mask: torch.Tensor) -> torch.Tensor:
     """(..., L) bool mask -> (..., L, 1) float: 0 where valid, -BIG where padded."""
     return ((~mask).to(torch.float32) * -_BIG)[..., None]
+
+
+def used_span(tokens: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """``tokens`` (B, L, d) and ``mask`` (B, L) cut to the slots from the first to the last that any row uses."""
+    used = mask.any(dim=0).nonzero()
+    if used.numel() == 0:
+        return tokens[:, :1], mask[:, :1]
+    lo, hi = int(used[0]), int(used[-1]) + 1
+    return tokens[:, lo:hi], mask[:, lo:hi]
+
+
+def pooled_scores(regions: torch.Tensor, region_mask: torch.Tensor, words: torch.Tensor, word_mask: torch.Tensor,
+                 pooling: str = "mrsw") -> torch.Tensor:
+    """Pooled scores (Bi, Bt) of a training batch, with gradients (eqs. 2-4, 8): regions (Bi, R, d) against
+    words (Bt, W, d), both L2-normalised, with their masks.
+
+    Equal to :func:`pool_alignments` of :func:`alignment_matrix` up to float rounding, at a third of the
+    alignment block's passes: only the slots some item uses (:func:`used_span`: the image CLS, regions past
+    the largest count, [CLS]/[SEP]), one GEMM whose output is already (Bi, R, Bt, W) (no permuted copy), and
+    the masks folded into it as in :func:`score_matrix` (no masked copy before the maxima)."""
+    _check_pooling(pooling)
+    regions, region_mask = used_span(regions, region_mask.bool())
+    words, word_mask = used_span(words, word_mask.bool())
+    (bi, r, d), (bt, w, _) = regions.shape, words.shape
+    reg = torch.cat([regions, _pad_bias(region_mask).to(regions.dtype), regions.new_ones(bi, r, 1)], dim=-1)
+    wrd = torch.cat([words, words.new_ones(bt, w, 1), _pad_bias(word_mask).to(words.dtype)], dim=-1)
+    A = (reg.reshape(-1, d + 2) @ wrd.reshape(-1, d + 2).T).view(bi, r, bt, w)
+    return _pool_block(A, region_mask, word_mask, pooling, premasked=True)
 
 
 def _check_shapes(image_feats: torch.Tensor, image_mask: torch.Tensor, text_feats: torch.Tensor,

@@ -54,7 +54,8 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from ..data.base import ITMDataset
 from ..data.inputs import region_inputs
-from .alignment import POOLINGS, pool_alignments, score_matrix
+from .alignment import POOLINGS, pooled_scores, score_matrix
+from .length_groups import by_length
 from .vocab import Vocab, tokenize
 
 __all__ = ["TERANConfig", "TERANModel", "Features", "score_matrix", "load_text_encoder", "shape_walkthrough", "STOPWORDS"]
@@ -278,7 +279,14 @@ class TERANModel(nn.Module):
 
     # ----- encoders ---------------------------------------------------------------------------------
     def encode_regions(self, feats: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """(B, R, D+5), (B, R) -> region tokens (B, 1 + R, e) (unit norm), their alignment mask, the CLS (B, e)."""
+        """(B, R, D+5), (B, R) -> region tokens (B, 1 + R, e) (unit norm; zeros past the last region any image of
+        its length group uses), their alignment mask, the CLS (B, e). Encoded in :func:`~itmlib.models.length_groups.by_length` groups."""
+        return by_length(self._encode_regions, mask.sum(1), feats.shape[1] + 1, feats, mask)
+
+    def _encode_regions(self, feats: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """:meth:`encode_regions` of one group, over the slots up to the last region any of its images uses."""
+        keep = int(mask.any(dim=0).nonzero().max()) + 1 if mask.any() else 1
+        feats, mask = feats[:, :keep], mask[:, :keep]
         B = feats.shape[0]
         x = torch.cat([feats.new_zeros(B, 1, feats.shape[2]), feats], dim=1)   # the zero CLS slot
         full = torch.cat([mask.new_ones(B, 1), mask], dim=1)
@@ -290,7 +298,14 @@ class TERANModel(nn.Module):
         return h, amask, h[:, 0]
 
     def encode_words(self, text: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """A batch of :meth:`text_inputs` rows -> word tokens (B, T, e), alignment mask, sentence vector (B, e)."""
+        """A batch of :meth:`text_inputs` rows -> word tokens (B, T, e) (T: its longest caption), alignment mask,
+        sentence vector (B, e). Encoded in :func:`~itmlib.models.length_groups.by_length` groups."""
+        lengths = text["attn"].sum(1)
+        return by_length(lambda *rows: self._encode_words(dict(zip(text, rows))), lengths, max(int(lengths.max()), 1)
+                          if len(lengths) else 1, *text.values())
+
+    def _encode_words(self, text: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """:meth:`encode_words` of one group, over its longest caption's tokens."""
         attn = text["attn"]
         L = max(int(attn.sum(1).max()), 1)
         attn = attn[:, :L]
@@ -320,21 +335,16 @@ class TERANModel(nn.Module):
 
     # ----- scores -----------------------------------------------------------------------------------
     def batch_scores(self, feats: torch.Tensor, mask: torch.Tensor, text: dict[str, torch.Tensor]) -> torch.Tensor:
-        """Training scores (B_images, B_captions) of one batch, with gradients.
-
-        The alignment (B_i x B_t x R x W, the batch's biggest tensor) is built only over the
-        span of region and word slots that some item of the batch uses: the image CLS slot and
-        the regions past the batch's largest region count are masked for every image, so
-        leaving them out changes no score (the masks exclude them; equal up to float rounding,
-        tested) and cuts the alignment's work by about a third on the synthetic world."""
+        """Training scores (B_images, B_captions) of one batch, with gradients: the tokens of both encoders
+        (in length groups on a CPU) pooled by :func:`~itmlib.models.alignment.pooled_scores`, which builds the
+        alignment (B_i x B_t x R x W, the batch's biggest tensor) only over the slots some item of the batch
+        uses, with the masks folded into its GEMM (equal to the plain masked alignment up to float rounding,
+        tested; ``benchmarks/bench_teran_step.py``)."""
         reg, rmask, ig = self.encode_regions(feats, mask)
         wrd, wmask, tg = self.encode_words(text)
         if self.cfg.objective == "global":
             return ig @ tg.T
-        reg, rmask = _used_span(reg, rmask)
-        wrd, wmask = _used_span(wrd, wmask)
-        A = torch.einsum("ird,twd->itrw", reg, wrd)
-        return pool_alignments(A, rmask, wmask, self.cfg.pooling)
+        return pooled_scores(reg, rmask, wrd, wmask, self.cfg.pooling)
 
     @torch.no_grad()
     def extract(self, ds: ITMDataset, vocab: Vocab | None = None, device: str = "cpu",
@@ -370,15 +380,6 @@ class TERANModel(nn.Module):
             return (f.image_global @ f.text_global.T).numpy()
         return score_matrix(f.regions, f.region_mask, f.words, f.word_mask, pooling or self.cfg.pooling,
                             device=device)
-
-
-def _used_span(tokens: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """``tokens`` (B, L, d) and ``mask`` (B, L) cut to the slots from the first to the last that any row uses."""
-    used = mask.any(dim=0).nonzero()
-    if used.numel() == 0:
-        return tokens[:, :1], mask[:, :1]
-    lo, hi = int(used[0]), int(used[-1]) + 1
-    return tokens[:, lo:hi], mask[:, lo:hi]
 
 
 from .teran_shapes import shape_walkthrough  # noqa: E402 - re-exported: notebook 08 reads it here
