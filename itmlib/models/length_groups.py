@@ -16,7 +16,7 @@ from torch import nn
 __all__ = ["LENGTH_GROUPS", "by_length"]
 
 #: on a CPU, a batch is encoded in this many groups of similar length, each padded only to its own longest
-#: item: the transformer layers then skip most padding (``benchmarks/bench_teran.py``). Each item's tokens are
+#: item: the transformer layers then skip most padding (``benchmarks/bench_teran_step.py``). Each item's tokens are
 #: those of the whole batch up to float rounding (its attention never sees padding); under dropout the masks
 #: drawn differ (another draw of the same distribution). On a GPU one group: its steps are launch-bound.
 LENGTH_GROUPS = 4
@@ -27,14 +27,14 @@ def by_length(encode: Any, lengths: torch.Tensor, width: int, *rows: torch.Tenso
     """``encode(*rows)`` -> (tokens (B, L, e), mask (B, L), vector (B, e)) run on :data:`LENGTH_GROUPS` groups of
     the rows sorted by ``lengths`` (one group on a GPU, or with few rows); each group's tokens and mask padded
     (zeros, False) to ``width`` slots and put back in the rows' order."""
-    n = len(lengths)
-    groups = 1 if rows[0].device.type != "cpu" or n < 2 * LENGTH_GROUPS else LENGTH_GROUPS
-    if groups == 1:
-        h, m, g = encode(*rows)
-        return nn.functional.pad(h, (0, 0, 0, width - h.shape[1])), nn.functional.pad(m, (0, width - m.shape[1])), g
-    order = torch.argsort(lengths, stable=True)
-    parts = [encode(*(r[idx] for r in rows)) for idx in torch.tensor_split(order, groups)]
+    groups = 1 if rows[0].device.type != "cpu" or len(lengths) < 2 * LENGTH_GROUPS else LENGTH_GROUPS
+    order = torch.argsort(lengths, stable=True) if groups > 1 else None
+    parts = [encode(*rows)] if order is None else \
+        [encode(*(r[idx] for r in rows)) for idx in torch.tensor_split(order, groups)]
     h = torch.cat([nn.functional.pad(p[0], (0, 0, 0, width - p[0].shape[1])) for p in parts])
     m = torch.cat([nn.functional.pad(p[1], (0, width - p[1].shape[1])) for p in parts])
+    g = torch.cat([p[2] for p in parts])
+    if order is None:
+        return h, m, g
     back = torch.argsort(order)
-    return h[back], m[back], torch.cat([p[2] for p in parts])[back]
+    return h[back], m[back], g[back]
