@@ -78,7 +78,7 @@ def test_judge_claims_keeps_every_claim_and_says_what_was_not_run():
     assert five_t.verdict["teran_beats_tern"] == "holds (n=5, 95% CI [4.00, 4.00])"
     assert five_t.metric["teran_beats_tern"] == "r1_sum"
     # ours in the paper's columns beside its "65.0/77.7 vs 51.9/63.7": t2i 32 + mean(s) = 34, i2t 42 - 2 = 40
-    assert five_t.loc["teran_beats_tern", "ours (model vs baseline)"] == "34/40 vs 32/38"
+    assert five_t.loc["teran_beats_tern", "ours (model vs baseline)"] == "34.0/40.0 vs 32.0/38.0"   # at the paper's precision
     assert five_t.loc["teran_beats_tern", "paper (model vs baseline)"].startswith("65.0/77.7 vs 51.9/63.7")
     # judged on another metric (Rsum), the cell shows that metric: it and the difference never disagree
     import dataclasses

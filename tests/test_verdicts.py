@@ -213,3 +213,12 @@ def test_verdict_changes_pairs_claims_by_id_and_marks_the_ones_whose_verdict_mov
     assert t.loc["new", "verdict before"] == "new claim" and t.loc["gone", "verdict after"] == "dropped"
     with pytest.raises(ValueError, match="before claims table lacks \\['verdict'\\]"):
         verdict_changes(before.drop(columns="verdict"), after)
+
+
+def test_ours_numbers_keep_their_trailing_zeros():
+    from itmlib.claims.verdicts import ours_number
+
+    # three significant digits as the papers print them: 42.0 beside 72.8, not "42"; whole from 100 up
+    assert [ours_number(x) for x in (42.0, 72.84, 65, 0.5, 0.04531, 397.4, 1234.5, -5.0)] == \
+        ["42.0", "72.8", "65.0", "0.500", "0.0453", "397", "1234", "-5.00"]
+    assert ours_number(float("nan")) == "nan"

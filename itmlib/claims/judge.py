@@ -14,7 +14,8 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from .verdicts import (CLAIM_COLUMNS, LABELS, MIN_SEEDS, _r, claim_verdict, decide, format_verdict, mean_interval)
+from .verdicts import (CLAIM_COLUMNS, LABELS, MIN_SEEDS, _r, claim_verdict, decide, format_verdict, mean_interval,
+                       ours_number)
 
 __all__ = ["judge_claims", "rejudge_claims", "DERIVED_METRICS"]
 
@@ -45,7 +46,7 @@ def _ours_as_the_paper(c: Any, runs: pd.DataFrame, model: str, baseline: str) ->
         m, b = m[m.seed.isin(both)], b[b.seed.isin(both)]
     if not len(m) or not len(b):
         return ""
-    side = lambda d: "/".join(f"{d[k].astype(float).mean():.3g}" for k in cols)   # noqa: E731
+    side = lambda d: "/".join(ours_number(d[k].astype(float).mean()) for k in cols)   # noqa: E731
     return f"{side(m)} vs {side(b)}"
 
 

@@ -43,7 +43,7 @@ import pandas as pd
 __all__ = ["verdict_changes", "summarize", "paired_differences", "mean_interval", "decide", "format_verdict", "compare",
            "claim_verdict", "ClaimRule", "bootstrap_verdict", "MIN_DRAWS",
            "CLAIM_COLUMNS", "LEVEL", "MIN_SEEDS", "LABELS", "HEADLINE_SEEDS",
-           "not_judged_seeds", "RULE"]
+           "not_judged_seeds", "RULE", "ours_number"]
 
 #: the confidence level of every interval
 LEVEL = 0.95
@@ -155,6 +155,13 @@ def decide(expect: str, lo: float, hi: float, n: int, margin: float = 0.0, *, he
     return "inconclusive"
 
 
+def ours_number(x: float) -> str:
+    """An "ours" cell's number: three significant digits with their trailing zeros (``42.0``, ``0.500``, as the
+    papers print theirs), whole from 100 up (``397``, never ``3.97e+02``)."""
+    x = float(x)
+    return f"{x:.0f}" if np.isfinite(x) and abs(x) >= 100 else f"{x:#.3g}"
+
+
 def _num(x: float) -> str:
     a = abs(x)
     return f"{x:.1f}" if a >= 10 else f"{x:.2f}" if a >= 0.1 else f"{x:.2g}"
@@ -217,11 +224,11 @@ def bootstrap_verdict(runs: pd.DataFrame, base: str, new: str, metric: str, expe
     if expect in ("at_most", "at_least"):
         if threshold is None:
             raise ValueError(f"expect {expect!r} needs a threshold")
-        d, side, ours = mine - threshold, f"{expect.replace('_', ' ')} {threshold:g}", f"{mine.get(0, math.nan):.3g}"
+        d, side, ours = mine - threshold, f"{expect.replace('_', ' ')} {threshold:g}", ours_number(mine.get(0, math.nan))
     else:
         other = values(base)
         d, side = (mine - other).dropna(), base
-        ours = f"{mine.get(0, math.nan):.3g} vs {other.get(0, math.nan):.3g}"
+        ours = f"{ours_number(mine.get(0, math.nan))} vs {ours_number(other.get(0, math.nan))}"
     point, draws = float(d.get(0, math.nan)), d.drop(0, errors="ignore").dropna()
     out = {"baseline": side, "ours (model vs baseline)": ours, "difference": _r(point), "seeds": 1}
     if len(draws) < MIN_DRAWS or not np.isfinite(point):
@@ -317,7 +324,7 @@ def _threshold_verdict(runs: pd.DataFrame, new: str, metric: str, expect: str, r
     if r.exact:
         worst = vals.max() if expect == "at_most" else vals.min()
         holds = worst <= r.threshold + 1e-9 if expect == "at_most" else worst >= r.threshold - 1e-9
-        return {"baseline": side, **_cells(f"{worst:.3g} ({'max' if expect == 'at_most' else 'min'} of {n})",
+        return {"baseline": side, **_cells(f"{ours_number(worst)} ({'max' if expect == 'at_most' else 'min'} of {n})",
                                            worst - r.threshold, math.nan, math.nan, math.nan, n,
                                            ("holds" if holds else "does not hold") + " (deterministic)")}
     diff = float(vals.mean()) - r.threshold
@@ -325,7 +332,7 @@ def _threshold_verdict(runs: pd.DataFrame, new: str, metric: str, expect: str, r
     lo, hi = mean_interval(diff, sd, n)
     verdict = not_judged_seeds(n, HEADLINE_SEEDS if r.headline else MIN_SEEDS) or \
         format_verdict(decide(expect, lo, hi, n, r.margin or 0.0, headline=r.headline), n, lo, hi, r.margin)
-    return {"baseline": side, **_cells(f"{vals.mean():.3g} (mean of {n})", diff, sd, lo, hi, n, verdict)}
+    return {"baseline": side, **_cells(f"{ours_number(vals.mean())} (mean of {n})", diff, sd, lo, hi, n, verdict)}
 
 
 def _paired_verdict(runs: pd.DataFrame, base: str, new: str, metric: str, expect: str, r: ClaimRule) -> dict[str, Any]:
@@ -342,7 +349,7 @@ def _paired_verdict(runs: pd.DataFrame, base: str, new: str, metric: str, expect
         verdict = not_judged_seeds(len(q), need) or format_verdict(
             decide("ratio", rlo - r.threshold, rhi - r.threshold, len(q), headline=r.headline), len(q), rlo,
             rhi)[:-1] + f", x{r.threshold:.2f} needed)"
-        return _cells(f"{b.mean():.3g} vs {a.mean():.3g} ({rm:.2f}x)", rm, rsd, rlo, rhi, len(q), verdict)
+        return _cells(f"{ours_number(b.mean())} vs {ours_number(a.mean())} ({rm:.2f}x)", rm, rsd, rlo, rhi, len(q), verdict)
     if r.exact:   # deterministic: every instance must satisfy the claim
         raw = runs[runs.method.isin([base, new])][metric].astype(float)
         if n == 0 or raw.isna().any():
@@ -350,10 +357,10 @@ def _paired_verdict(runs: pd.DataFrame, base: str, new: str, metric: str, expect
         holds = {"higher": bool((dd > 1e-9).all()), "lower": bool((dd < -1e-9).all()),
                  "same": bool((dd.abs() <= 1e-9).all())}[expect]
         verdict = ("holds" if holds else "does not hold") + (" (deterministic, every instance)" if n > 1 else " (deterministic)")
-        return _cells(f"{b.mean():.3g} vs {a.mean():.3g}", d, math.nan, math.nan, math.nan, n, verdict)
+        return _cells(f"{ours_number(b.mean())} vs {ours_number(a.mean())}", d, math.nan, math.nan, math.nan, n, verdict)
     m = r.margin if expect in ("same", "non_inferior") else None
     verdict = not_judged_seeds(n, need) or format_verdict(decide(expect, lo, hi, n, m or 0.0, headline=r.headline), n, lo, hi, m)
-    return _cells(f"{b.mean():.3g} vs {a.mean():.3g}", d, sd, lo, hi, n, verdict)
+    return _cells(f"{ours_number(b.mean())} vs {ours_number(a.mean())}", d, sd, lo, hi, n, verdict)
 
 
 def verdict_word(verdict: str) -> str:
