@@ -162,6 +162,11 @@ def ours_number(x: float) -> str:
     return f"{x:.0f}" if np.isfinite(x) and abs(x) >= 100 else f"{x:#.3g}"
 
 
+def _ours_vs(model: float, baseline: float) -> str:
+    """The ours cell of a two-arm claim: ``"42.0 vs 44.7"``."""
+    return f"{ours_number(model)} vs {ours_number(baseline)}"
+
+
 def _num(x: float) -> str:
     a = abs(x)
     return f"{x:.1f}" if a >= 10 else f"{x:.2f}" if a >= 0.1 else f"{x:.2g}"
@@ -228,7 +233,7 @@ def bootstrap_verdict(runs: pd.DataFrame, base: str, new: str, metric: str, expe
     else:
         other = values(base)
         d, side = (mine - other).dropna(), base
-        ours = f"{ours_number(mine.get(0, math.nan))} vs {ours_number(other.get(0, math.nan))}"
+        ours = _ours_vs(mine.get(0, math.nan), other.get(0, math.nan))
     point, draws = float(d.get(0, math.nan)), d.drop(0, errors="ignore").dropna()
     out = {"baseline": side, "ours (model vs baseline)": ours, "difference": _r(point), "seeds": 1}
     if len(draws) < MIN_DRAWS or not np.isfinite(point):
@@ -349,7 +354,7 @@ def _paired_verdict(runs: pd.DataFrame, base: str, new: str, metric: str, expect
         verdict = not_judged_seeds(len(q), need) or format_verdict(
             decide("ratio", rlo - r.threshold, rhi - r.threshold, len(q), headline=r.headline), len(q), rlo,
             rhi)[:-1] + f", x{r.threshold:.2f} needed)"
-        return _cells(f"{ours_number(b.mean())} vs {ours_number(a.mean())} ({rm:.2f}x)", rm, rsd, rlo, rhi, len(q), verdict)
+        return _cells(f"{_ours_vs(b.mean(), a.mean())} ({rm:.2f}x)", rm, rsd, rlo, rhi, len(q), verdict)
     if r.exact:   # deterministic: every instance must satisfy the claim
         raw = runs[runs.method.isin([base, new])][metric].astype(float)
         if n == 0 or raw.isna().any():
@@ -357,10 +362,10 @@ def _paired_verdict(runs: pd.DataFrame, base: str, new: str, metric: str, expect
         holds = {"higher": bool((dd > 1e-9).all()), "lower": bool((dd < -1e-9).all()),
                  "same": bool((dd.abs() <= 1e-9).all())}[expect]
         verdict = ("holds" if holds else "does not hold") + (" (deterministic, every instance)" if n > 1 else " (deterministic)")
-        return _cells(f"{ours_number(b.mean())} vs {ours_number(a.mean())}", d, math.nan, math.nan, math.nan, n, verdict)
+        return _cells(_ours_vs(b.mean(), a.mean()), d, math.nan, math.nan, math.nan, n, verdict)
     m = r.margin if expect in ("same", "non_inferior") else None
     verdict = not_judged_seeds(n, need) or format_verdict(decide(expect, lo, hi, n, m or 0.0, headline=r.headline), n, lo, hi, m)
-    return _cells(f"{ours_number(b.mean())} vs {ours_number(a.mean())}", d, sd, lo, hi, n, verdict)
+    return _cells(_ours_vs(b.mean(), a.mean()), d, sd, lo, hi, n, verdict)
 
 
 def verdict_word(verdict: str) -> str:
