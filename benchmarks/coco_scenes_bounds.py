@@ -1,7 +1,7 @@
 """Where a real-language world sits between its floors and its ceilings, before any model trains on it.
 
-    .venv/bin/python benchmarks/coco_scenes_bounds.py --scale medium                       # v5, as notebook 09 reads it
-    .venv/bin/python benchmarks/coco_scenes_bounds.py --scale medium --n-categories 0 --n-test 5000   # the v6 candidate
+    .venv/bin/python benchmarks/coco_scenes_bounds.py --scale medium                       # v6, as notebook 09 reads it
+    .venv/bin/python benchmarks/coco_scenes_bounds.py --scale medium --n-categories 150 --n-test 1000 --distractors 2   # v5
 
 For one ``coco_scenes`` configuration: the share of the scene captions' object mentions left "other", the share
 of test images whose category set another test image shares, and the test Rsum of the training-free floor

@@ -105,7 +105,7 @@ def test_seeded_and_deterministic(test_ds):
     # a plan reads the world's description without building it: the same string, knob and seed included
     assert dataset_source("coco_scenes", scale="smoke") == test_ds.source
     assert dataset_source("coco_scenes", seed=1) == other.source != test_ds.source
-    assert ", noise=1.5" in dataset_source("coco_scenes", noise=1.5) and ", noise" not in dataset_source("coco_scenes", noise=0.5)
+    assert ", noise=1.5" in dataset_source("coco_scenes", noise=1.5) and ", noise" not in dataset_source("coco_scenes", noise=0.25)
 
 
 def test_a_truncated_parse_cache_is_parsed_again(tmp_path, caplog):
@@ -285,8 +285,28 @@ def test_every_object_lemma_gets_a_category_with_n_categories_0_and_bad_knobs_ar
         CocoScenesConfig(n_categories=40)
     with pytest.raises(ValueError, match="n_test must be 0"):
         CocoScenesConfig(n_test=5001)
-    assert "n_categories=0, n_test=5000" in dataset_source("coco_scenes", "test", scale="smoke", n_categories=0, n_test=5000)
-    assert "n_test" not in dataset_source("coco_scenes", "test", scale="smoke")      # v5's records keep their names
+    assert "n_categories=150, n_test=5000" in dataset_source("coco_scenes", "test", scale="smoke", n_categories=150, n_test=5000)
+    assert "n_test" not in dataset_source("coco_scenes", "test", scale="smoke")
+
+
+def test_the_worlds_sizes_at_a_scale_name_no_knob_and_its_defaults_are_the_calibrations_choice():
+    """v6: at medium 29,000 training and all 5,000 Karpathy test images, given or left 0 one world (one source,
+    so one set of checkpoints); smoke keeps the scale's sizes; the default perception is the committed
+    calibration's chosen row."""
+    from itmlib.course.results import read_table
+    from itmlib.paths import repo_root
+
+    assert (CocoScenesConfig().at_scale("medium").n_train, CocoScenesConfig().at_scale("medium").n_test) == (29000, 5000)
+    assert CocoScenesConfig().at_scale("smoke") == CocoScenesConfig()
+    assert CocoScenesConfig(n_train=8000).at_scale("medium").n_train == 8000
+    medium = dataset_source("coco_scenes", scale="medium")
+    assert dataset_source("coco_scenes", scale="medium", n_train=29000, n_test=5000) == medium
+    assert "n_train=8000" in dataset_source("coco_scenes", scale="medium", n_train=8000) and "v6" in medium
+    chosen = read_table(repo_root() / "results" / "09_real_language" / "world_calibration.csv")[1].query("chosen")
+    assert len(chosen) == 1 and (chosen.noise.item(), chosen.distractors.item()) == (CocoScenesConfig().noise,
+                                                                                   CocoScenesConfig().distractors)
+    assert chosen["training images"].item() == 29000 and "n_categories=0" in read_table(
+        repo_root() / "results" / "09_real_language" / "world_calibration.csv")[0]["data"]
 
 
 def test_each_regions_attributes_are_kept_and_are_the_scenes_for_its_objects(test_ds):

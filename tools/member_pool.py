@@ -153,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--world", nargs="+", help="only the members of these worlds (06: ssamt, 'ssamt per part', vse; 07: news, literal; "
-                                               "10: sam, teran, ssamt, neighborhoods)")
+                                               "09: sam, teran, ssamt, neighborhoods)")
     ap.add_argument("--arm", nargs="+", help="only the members of these arms, in this order, e.g. --arm 'TERAN mrsw' (a "
                                              "recipe probe of one baseline into --results-dir runs/probes)")
     ap.add_argument("--seeds", type=int, nargs="+", help="only the members of these seeds, e.g. --seeds 1 2 3 4 (beside a probe "

@@ -98,5 +98,5 @@ def dataset_source(name: str, split: str = "train", *, scale: str = "smoke", see
     if name == "coco_scenes":
         from .coco_scenes import CocoScenesConfig, coco_scenes_source
 
-        return coco_scenes_source(seed, CocoScenesConfig(**kwargs))
+        return coco_scenes_source(seed, CocoScenesConfig(**kwargs), scale)
     return load_dataset(name, split, scale=scale, seed=seed, **kwargs).source
