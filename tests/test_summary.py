@@ -166,6 +166,12 @@ def test_a_real_verdict_a_gate_withheld_carries_the_gates_word(tmp_path):
     t.loc[t.id == "teran_beats_tern", "verdict"] = "holds (n=5, 95% CI [1.0, 2.0])"
     line = next(s for s in paper_conclusions(t).splitlines() if "TERAN" in s)
     assert "TERAN beats TERN - *holds* (real captions: *not judged: world below its floor*)" in line
+    write_table(pd.DataFrame([{**row, "id": "real_teran_beats_tern", "verdict": "not run (its runs absent)"}]), tmp_path,
+                "09_real_language", "claims", _meta("medium"))
+    retraining = all_claims(tmp_path)
+    retraining.loc[retraining.id == "teran_beats_tern", "verdict"] = "holds (n=5, 95% CI [1.0, 2.0])"
+    assert "TERAN beats TERN - *holds* (real captions: *not run*)" in next(
+        s for s in paper_conclusions(retraining).splitlines() if "TERAN" in s)
     from itmlib.course.summary import claim_kinds, verdict_kind
 
     g = t[t.paper == t.set_index("id").loc["teran_beats_tern", "paper"]]

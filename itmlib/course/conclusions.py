@@ -111,7 +111,10 @@ def findings_markdown(table: pd.DataFrame) -> str:
 
 
 def _gate_word(verdict: str) -> str:
-    """The gate a ``not judged (...)`` verdict names ("world below its floor", "below its level"), else ""."""
+    """The gate a ``not judged (...)`` verdict names ("world below its floor", "below its level"), "not run" for
+    a claim whose arms have no runs yet, else ""."""
+    if verdict.startswith("not run"):
+        return "not run"
     inner = verdict.split(" (", 1)[1] if verdict.startswith("not judged (") else ""
     word = inner.split(":", 1)[0]
     return word if word in ("world below its floor", "below its level") else ""
@@ -130,8 +133,8 @@ def paper_conclusions(table: pd.DataFrame) -> str:
         for i, c in zip(rows.id, rows.claim):
             if replayed_from(i) != i and replayed_from(i) in shown:
                 continue                                 # a replay stands beside its first verdict
-            real = verdicts.get(f"real_{i}")
-            real = f"{real}: {gates[f'real_{i}']}" if real == "not judged" and gates.get(f"real_{i}") else real
+            real, gate = verdicts.get(f"real_{i}"), gates.get(f"real_{i}")
+            real = (gate if gate == "not run" else f"{real}: {gate}") if real == "not judged" and gate else real
             parts.append(f"{c} - *{verdicts[i]}*" + (f" (real captions: *{real}*)" if real else ""))
         return parts
 
