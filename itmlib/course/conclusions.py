@@ -110,14 +110,15 @@ def findings_markdown(table: pd.DataFrame) -> str:
     return "\n\n".join(out)
 
 
-def _gate_word(verdict: str) -> str:
-    """The gate a ``not judged (...)`` verdict names ("world below its floor", "below its level"), "not run" for
-    a claim whose arms have no runs yet, else ""."""
+def _real_word(verdict: str) -> str:
+    """A verdict on real captions as the README gives it: its kind, with the gate's word beside a ``not judged``
+    a gate withheld ("not judged: world below its floor", "not judged: below its level"), or "not run" for a
+    claim whose arms have no runs yet."""
     if verdict.startswith("not run"):
         return "not run"
-    inner = verdict.split(" (", 1)[1] if verdict.startswith("not judged (") else ""
-    word = inner.split(":", 1)[0]
-    return word if word in ("world below its floor", "below its level") else ""
+    gate = verdict.split(" (", 1)[1].split(":", 1)[0] if verdict.startswith("not judged (") else ""
+    kind = verdict_kind(verdict)
+    return f"{kind}: {gate}" if gate in ("world below its floor", "below its level") else kind
 
 
 def paper_conclusions(table: pd.DataFrame) -> str:
@@ -128,13 +129,12 @@ def paper_conclusions(table: pd.DataFrame) -> str:
 
     def listed(rows: pd.DataFrame, every: pd.DataFrame) -> list[str]:
         verdicts = dict(zip(every.id, every.verdict.map(verdict_kind)))
-        gates = dict(zip(every.id, every.verdict.astype(str).map(_gate_word)))
+        reals = dict(zip(every.id, every.verdict.astype(str).map(_real_word)))
         parts, shown = [], set(rows.id)
         for i, c in zip(rows.id, rows.claim):
             if replayed_from(i) != i and replayed_from(i) in shown:
                 continue                                 # a replay stands beside its first verdict
-            real, gate = verdicts.get(f"real_{i}"), gates.get(f"real_{i}")
-            real = (gate if gate == "not run" else f"{real}: {gate}") if real == "not judged" and gate else real
+            real = reals.get(f"real_{i}")
             parts.append(f"{c} - *{verdicts[i]}*" + (f" (real captions: *{real}*)" if real else ""))
         return parts
 
