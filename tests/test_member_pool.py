@@ -269,6 +269,28 @@ def test_10s_warm_ups_in_ci_medium_are_what_its_committed_probes_choose(pool):
         assert len(table) >= 2 and probe_choice(table, "warmup_epochs") == p[knob], (member, table)
 
 
+def test_09s_patience_stops_sam_and_teran_arms_alike_and_without_it_the_configs_are_05s_and_08s(pool):
+    """At medium every SAM arm of notebook 09 (baseline, candidates, full data, scarce) and every TERAN arm stops
+    after WORLD_RECIPES' 5 epochs without a better dev score; ``-p patience 0`` gives back 05's configs (no stop,
+    the hash the budget probe's record was trained under) and 08's patience for TERAN."""
+    from itmlib.course import real_language
+    from itmlib.papers import ncs_sam
+    from itmlib.training.train import config_hash
+
+    p = pool.notebook_params("09_real_language", "medium")
+    assert p["patience"] == real_language.WORLD_RECIPES["medium"]["patience"] == 5
+    plan = real_language.grids(p, "d")
+    for name in ("sam baseline", "sam candidates", "sam full", "teran"):
+        assert {c.patience for c in plan[name].configs.values()} == {5}, name
+    assert {c.patience for c in real_language.scarce_grid(p, "d", 0.05).configs.values()} == {5}
+    free = real_language.grids(dict(p, patience=0), "d")
+    assert {c.patience for c in free["sam full"].configs.values()} == {0}
+    assert {c.patience for c in free["teran"].configs.values()} == {3}      # 08's own
+    assert config_hash(free["sam baseline"].configs["VSE++"]) == \
+        config_hash(ncs_sam.recipe_configs("medium", ["VSE++"], data="d")["VSE++"])
+    assert config_hash(plan["sam baseline"].configs["VSE++"]) != config_hash(free["sam baseline"].configs["VSE++"])
+
+
 def test_09_takes_the_recipes_05_to_08_chose_from_their_own_notebooks():
     """Notebook 09 restates no other paper's recipe: at medium its plan reads them from what make tables runs
     05-08 with (the values ci/medium.yaml once repeated for 09), and a plan that sets one keeps it."""

@@ -288,7 +288,7 @@ RECIPE_TABLES = {"05_sam_reduced_data": ("itmlib.papers.ncs_sam.scarce", "SCARCE
                  "06_phrase_labels": ("itmlib.papers.ssamt.configs", "TABLE3_RECIPES"),
                  "07_semantic_neighborhoods": ("itmlib.papers.neighborhoods", "NEWS_RECIPES"),
                  "08_teran": ("itmlib.papers.teran", "TERAN_RECIPES"),
-                 "09_real_language": ("itmlib.course.real_language", "WARMUP_RECIPES")}
+                 "09_real_language": ("itmlib.course.real_language", "WORLD_RECIPES")}
 
 
 def recipes(notebook: str, scale: str) -> dict[str, Any]:

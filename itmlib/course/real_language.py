@@ -4,8 +4,9 @@ The notebook runs these grids and ``tools/member_pool.py`` trains their members:
 paper modules' ``grids`` for 06-08). Every paper keeps its own recipe function; this module only says which
 arms, fractions and seeds notebook 09 asks of each, from its parameters ``p`` (``scale``, ``seed``,
 ``n_seeds``, ``papers``, ``epochs``, ``full_data_seeds``, ``sam_fraction``, ``candidate_fractions``,
-``ssamt_fraction``, ``neighborhoods_fraction``, ``teran_fraction``, and this world's own probed recipes
-``teran_warmup_epochs``, ``tern_warmup_epochs`` (TERN's own, chosen on its dev curve) and ``neighborhoods_lr``).
+``ssamt_fraction``, ``neighborhoods_fraction``, ``teran_fraction``, and this world's own recipes
+(:data:`WORLD_RECIPES`): ``teran_warmup_epochs``, ``tern_warmup_epochs`` (TERN's own, chosen on its dev curve),
+``patience`` (SAM's and TERAN's early stop) and ``neighborhoods_lr``).
 The recipes the papers' own notebooks chose - SAM's scarce budget, SSAMT's phases, the neighbourhood losses'
 and TERAN's epochs and patience - are not restated here: :func:`with_paper_recipes` reads them from what
 ``make tables`` runs notebooks 05-08 with (:data:`PAPER_RECIPES`; a plan may still set one, as the tests do):
@@ -31,17 +32,23 @@ import pandas as pd
 
 from ..training.grid import Grid, Member
 
-__all__ = ["grids", "WARMUP_RECIPES", "PAPER_RECIPES", "with_paper_recipes", "scarce_fraction", "scarce_grid", "members",
-           "world", "followup", "warmup_probes", "SCARCE_ARMS", "TERAN_ARMS"]
+__all__ = ["grids", "WORLD_RECIPES", "PAPER_RECIPES", "with_paper_recipes", "scarce_fraction", "scarce_grid", "members",
+           "world", "followup", "seed0_probes", "warmup_probes", "patience_probe", "SCARCE_ARMS", "TERAN_ARMS"]
 
 #: SAM's arms at the scarce fraction, and TERAN's arms
 SCARCE_ARMS = ("VSE++", "VSE++ + SAM", "VSE++ + SAM shuffled")
 TERAN_ARMS = ("TERAN mrsw", "TERAN mwsr", "TERN (global)")
 
 
-#: this world's own warm-ups at each scale, chosen by its probes on TERAN MrSw's and TERN's dev curves (seed 0; the
-#: notebook's table ``recipe_probe``): MrSw 3 (1 fell once the hardest negatives started), TERN 20 (3 and 6 fell)
-WARMUP_RECIPES = {"medium": {"teran_warmup_epochs": 3, "tern_warmup_epochs": 20}}
+#: this world's own recipes at each scale. ``patience``: SAM's and TERAN's arms stop after 5 epochs without a better
+#: dev score (budgets still 05's and 08's). Chosen on the full-data VSE++ baseline's dev curve alone, before any
+#: SAM or TERAN run on this world: its seeds 0 and 1 under 05's 30 epochs without a stop peaked at epochs 4 and 5
+#: (dev Rsum 379.9, 385.4) and fell to 357.2 and 353.6 by epoch 19, so 25 of the 30 epochs trained past the model a
+#: claim reads; any patience from 1 to 14 selects the same epochs on both, and 5 rather than 08's 3 because 3 cut
+#: TERAN's noisier curves short on the previous world. The warm-ups: chosen by the probes on TERAN MrSw's and TERN's
+#: dev curves (seed 0; the notebook's table ``recipe_probe``); until this world's probes are in, the previous
+#: world's: MrSw 3 (1 fell once the hardest negatives started), TERN 20 (3 and 6 fell)
+WORLD_RECIPES = {"medium": {"teran_warmup_epochs": 3, "tern_warmup_epochs": 20, "patience": 5}}
 
 #: the recipe knobs of this notebook's grids that the papers' own notebooks chose (each on its baseline's dev curve):
 #: knob -> (notebook, its parameter); read from what ``make tables`` runs that notebook with at the same scale
@@ -75,12 +82,13 @@ def _seeds(p: Mapping[str, Any], n: int) -> range:
 
 
 def _sam(p: Mapping[str, Any], data: str, arms: list[str], *, scarce: bool = False) -> dict:
-    """SAM's arms under notebook 05's recipe; ``scarce`` (the candidate fractions and the scarce arms): for
-    ``sam_scarce_epochs`` when set (05 trains its scarce members 60 epochs, its full-data ones 30)."""
+    """SAM's arms under notebook 05's recipe, stopping early after ``patience`` epochs where set (05 does not);
+    ``scarce`` (the candidate fractions and the scarce arms): for ``sam_scarce_epochs`` when set (05 trains its
+    scarce members 60 epochs, its full-data ones 30)."""
     from ..papers import ncs_sam
 
     p = with_paper_recipes(p)
-    return ncs_sam.recipe_configs(p["scale"], arms, data=data,
+    return ncs_sam.recipe_configs(p["scale"], arms, data=data, patience=p.get("patience", 0),
                                   epochs=(scarce and p.get("sam_scarce_epochs")) or p["epochs"] or None)
 
 
@@ -110,7 +118,8 @@ def grids(p: Mapping[str, Any], data: str) -> dict[str, Grid]:
         out["neighborhoods"] = Grid(cfgs, (p["neighborhoods_fraction"],), _seeds(p, p["n_seeds"]), "neighborhoods")
     if "teran" in papers:
         main = teran.teran_config(p["scale"], epochs=p.get("teran_epochs") or epochs, data=data,
-                                  patience=p.get("teran_patience", 0), warmup_epochs=p.get("teran_warmup_epochs", 1))
+                                  patience=p.get("patience") or p.get("teran_patience", 0),
+                                  warmup_epochs=p.get("teran_warmup_epochs", 1))
         cfgs = {k: v for k, v in teran.comparison_configs(main, p["scale"], True).items() if k in TERAN_ARMS}
         if p.get("tern_warmup_epochs"):   # TERN's recipe, probed on its own dev curve (it is a claim's baseline)
             cfgs["TERN (global)"] = replace(cfgs["TERN (global)"], warmup_epochs=p["tern_warmup_epochs"])
@@ -190,17 +199,30 @@ def followup(p: Mapping[str, Any], context: Any) -> tuple[Callable[[Member], boo
     return first, then
 
 
-def warmup_probes(folder: Any, data: str | None = None) -> list[dict]:
-    """The warm-up probes' evidence in notebook 09's results ``folder``: seed 0 of TERAN MrSw and of TERN once per
-    warm-up, from ``probes/`` and then the retrain's own ``members/`` (the chosen recipe's seed 0 is in both);
-    with ``data``, only the records trained on that world (a config's ``data`` starts with it)."""
+def seed0_probes(folder: Any, members: tuple[str, ...], knob: str, data: str | None = None,
+                 fraction: float | None = None) -> list[dict]:
+    """A recipe probe's evidence in notebook 09's results ``folder``: seed 0 of each of ``members``, one record per
+    value of ``knob`` (a config key), from ``probes/`` and then the retrain's own ``members/`` (the chosen recipe's
+    seed 0 is in both); with ``data``, only the records trained on that world (a config's ``data`` starts with it),
+    with ``fraction``, only those trained on that share of the training images."""
     from pathlib import Path
 
     from ..training.convergence import read_records
 
     out: dict[tuple, dict] = {}
     for r in read_records(Path(folder) / "probes") + read_records(Path(folder) / "members"):
-        if r["member"] in ("TERAN mrsw", "TERN (global)") and r["seed"] == 0 and \
+        if r["member"] in members and r["seed"] == 0 and fraction in (None, float(r["fraction"])) and \
                 (data is None or r["config"]["data"].startswith(data + "|")):
-            out.setdefault((r["member"], r["config"]["warmup_epochs"]), r)
+            out.setdefault((r["member"], r["config"].get(knob, 0)), r)
     return list(out.values())
+
+
+def warmup_probes(folder: Any, data: str | None = None) -> list[dict]:
+    """The warm-up probes' evidence (:func:`seed0_probes`): TERAN MrSw and TERN, once per warm-up."""
+    return seed0_probes(folder, ("TERAN mrsw", "TERN (global)"), "warmup_epochs", data)
+
+
+def patience_probe(folder: Any, data: str | None = None) -> list[dict]:
+    """The evidence of :data:`WORLD_RECIPES`'s ``patience`` (:func:`seed0_probes`): VSE++ on every training image,
+    seed 0, under 05's budget without a stop and under the patience the retrain uses."""
+    return seed0_probes(folder, ("VSE++",), "patience", data, fraction=1.0)

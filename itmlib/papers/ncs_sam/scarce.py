@@ -56,10 +56,11 @@ SCARCE_ARMS = {"VSE++": {"loss": "triplet"}, "VSE++ + SAM": {}, "VSE++ + SAM shu
 
 
 def scarce_configs(scale: str, arms: Sequence[str], *, data: str, warmup_epochs: int, epochs: int | None = None,
-                   lr_decay_epochs: int | None = None, **sam) -> dict[str, TrainConfig]:
+                   lr_decay_epochs: int | None = None, patience: int = 0, **sam) -> dict[str, TrainConfig]:
     """Notebook 05's configs, one per arm of :data:`SCARCE_ARMS`, under one recipe (``warmup_epochs``):
     the SAM arms share ``sam`` (tau, sampling, sam_mode, keep_triplet); the SAM hinge warms up with the
-    triplet (``sam_warmup``) so that the arms differ by their margins alone."""
+    triplet (``sam_warmup``) so that the arms differ by their margins alone. ``patience`` (every arm alike):
+    stop after that many epochs without a better dev score; 0, 05's own, trains the whole budget."""
     out = {}
     for a in arms:
         check_choice("arm", a, tuple(SCARCE_ARMS))
@@ -67,6 +68,8 @@ def scarce_configs(scale: str, arms: Sequence[str], *, data: str, warmup_epochs:
         kw = {"loss": "triplet"} if extra.get("loss") == "triplet" else {"loss": "sam", "sam_warmup": True, **sam, **extra}
         if lr_decay_epochs:
             kw["lr_decay_epochs"] = lr_decay_epochs
+        if patience:
+            kw["patience"] = patience
         out[a] = vse_config(scale, epochs=epochs, data=data, warmup_epochs=warmup_epochs, **kw)
     return out
 
@@ -76,10 +79,12 @@ def scarce_configs(scale: str, arms: Sequence[str], *, data: str, warmup_epochs:
 SCARCE_RECIPE = {"warmup_epochs": 1, "tau": 5.0, "sampling": "soft", "sam_mode": "paper", "keep_triplet": True}
 
 
-def recipe_configs(scale: str, arms: Sequence[str], *, data: str, epochs: int | None = None) -> dict[str, TrainConfig]:
+def recipe_configs(scale: str, arms: Sequence[str], *, data: str, epochs: int | None = None,
+                   patience: int = 0) -> dict[str, TrainConfig]:
     """:func:`scarce_configs` under notebook 05's default recipe (:data:`SCARCE_RECIPE`) and schedule
-    (:func:`scarce_schedule`): the arms notebook 09 trains on real captions, and the CPU pool trains for it."""
-    return scarce_configs(scale, arms, data=data, **SCARCE_RECIPE, **scarce_schedule(scale, epochs))
+    (:func:`scarce_schedule`): the arms notebook 09 trains on real captions, and the CPU pool trains for it;
+    ``patience`` as :func:`scarce_configs` (09's world stops its arms early, 05 does not)."""
+    return scarce_configs(scale, arms, data=data, patience=patience, **SCARCE_RECIPE, **scarce_schedule(scale, epochs))
 
 
 def scarce_schedule(scale: str, epochs: int | None = None) -> dict[str, int]:
