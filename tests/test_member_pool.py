@@ -291,6 +291,29 @@ def test_09s_patience_stops_sam_and_teran_arms_alike_and_without_it_the_configs_
     assert config_hash(plan["sam baseline"].configs["VSE++"]) != config_hash(free["sam baseline"].configs["VSE++"])
 
 
+def test_09s_budget_probe_shows_the_patience_cuts_only_epochs_past_the_best():
+    """The committed budget probe (VSE++ on every training image, seed 0, 05's 30 epochs without a stop) was best
+    well before its budget's end: its best epoch plus the patience is below 30, so the patience saves epochs. Once
+    the retrain's seed 0 under the patience is in, it is the probe's run cut short: the same dev curve epoch by
+    epoch up to its stop, the same best epoch, and it stopped exactly ``patience`` epochs after it."""
+    import numpy as np
+
+    from itmlib.course import real_language
+
+    patience = real_language.WORLD_RECIPES["medium"]["patience"]
+    records = real_language.patience_probe(ROOT / "results" / "09_real_language")
+    free = [r for r in records if not r["config"].get("patience")]
+    assert len(free) == 1, "the budget probe's record is missing from results/09_real_language/probes/"
+    curve, best = np.array(free[0]["history"]["dev_rsum"]), int(free[0]["rows"][0]["best_epoch"])
+    assert len(curve) == free[0]["config"]["epochs"] == 30 and best == int(np.argmax(curve)) + 1
+    assert best + patience < len(curve)
+    for r in records:
+        if r["config"].get("patience") == patience:
+            cut = np.array(r["history"]["dev_rsum"])
+            assert int(r["rows"][0]["best_epoch"]) == best and len(cut) == best + patience
+            np.testing.assert_allclose(cut, curve[:len(cut)], rtol=1e-9)
+
+
 def test_09_takes_the_recipes_05_to_08_chose_from_their_own_notebooks():
     """Notebook 09 restates no other paper's recipe: at medium its plan reads them from what make tables runs
     05-08 with (the values ci/medium.yaml once repeated for 09), and a plan that sets one keeps it."""
