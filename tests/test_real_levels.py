@@ -63,20 +63,26 @@ def test_the_floor_reading_reads_vse_against_the_higher_floor_and_the_ceiling():
     assert "ceiling" not in floor_reading(t[t.model != CEILINGS[1]])
 
 
-def test_the_world_gate_withholds_every_real_verdict_while_vse_is_not_above_the_higher_floor():
+def test_the_world_gate_withholds_every_real_verdict_while_vse_is_not_10_percent_above_the_higher_floor():
     from itmlib.course.real_levels import FLOORS, world_gate
 
     claims = pd.DataFrame({"id": ["real_sam_full_raises_ncs", "real_teran_beats_tern", "teran_beats_tern"],
                            "verdict": ["holds (n=5, 95% CI [1, 2])", "not judged (2 seeds)", "holds (n=5, 95% CI [1, 2])"],
                            "training": ["converged", "converged", "converged"]})
     floors = pd.DataFrame({"model": [FLOORS[0], FLOORS[1], "VSE++"], "fraction": [float("nan"), float("nan"), 1.0],
-                           "rsum": [179.0, 150.0, 178.9]})
+                           "rsum": [150.0, 120.0, 149.9]})
     out = world_gate(claims, floors).set_index("id")
-    why = "world below its floor: VSE++ on every training image Rsum 178.9, lexical floor (no training) 179.0"
+    why = "world below its floor: VSE++ on every training image Rsum 149.9, lexical floor (no training) 150.0; the gate needs 165.0"
     assert out.loc["real_sam_full_raises_ncs", "verdict"] == f"not judged ({why})"
     assert out.loc["real_sam_full_raises_ncs", "training"] == f"{why}; converged"
     assert out.loc["real_teran_beats_tern", "verdict"] == "not judged (2 seeds)"          # its own reason kept
     assert out.loc["teran_beats_tern", "verdict"].startswith("holds")                   # not this world's claim
-    above = world_gate(claims, floors.assign(rsum=[179.0, 150.0, 179.1])).set_index("id")
+    near = world_gate(claims, floors.assign(rsum=[150.0, 120.0, 164.9])).set_index("id")   # 9.9% above: within 10%
+    assert near.loc["real_sam_full_raises_ncs", "verdict"] == ("not judged (world within 10% of its floor: VSE++ on every "
+                                                               "training image Rsum 164.9, lexical floor (no training) 150.0; "
+                                                               "the gate needs 165.0)")
+    above = world_gate(claims, floors.assign(rsum=[150.0, 120.0, 165.0])).set_index("id")  # exactly 10% above
     assert above.loc["real_sam_full_raises_ncs", "verdict"].startswith("holds")
+    higher = world_gate(claims, floors.assign(rsum=[150.0, 160.0, 170.0])).set_index("id")  # the co-occurrence floor is higher
+    assert "co-occurrence" in higher.loc["real_sam_full_raises_ncs", "verdict"]
     assert world_gate(claims, floors[floors.model != "VSE++"]).equals(claims)           # no VSE++ records: kept

@@ -172,6 +172,13 @@ def test_a_real_verdict_a_gate_withheld_carries_the_gates_word(tmp_path):
     retraining.loc[retraining.id == "teran_beats_tern", "verdict"] = "holds (n=5, 95% CI [1.0, 2.0])"
     assert "TERAN beats TERN - *holds* (real captions: *not run*)" in next(
         s for s in paper_conclusions(retraining).splitlines() if "TERAN" in s)
+    near = "not judged (world within 10% of its floor: VSE++ on every training image Rsum 155.2, lexical floor (no training) 150.6)"
+    write_table(pd.DataFrame([{**row, "id": "real_teran_beats_tern", "verdict": near}]), tmp_path, "09_real_language",
+                "claims", _meta("medium"))
+    within = all_claims(tmp_path)
+    within.loc[within.id == "teran_beats_tern", "verdict"] = "holds (n=5, 95% CI [1.0, 2.0])"
+    assert "TERAN beats TERN - *holds* (real captions: *not judged: world within 10% of its floor*)" in next(
+        s for s in paper_conclusions(within).splitlines() if "TERAN" in s)
     from itmlib.course.summary import claim_kinds, verdict_kind
 
     g = t[t.paper == t.set_index("id").loc["teran_beats_tern", "paper"]]

@@ -112,13 +112,13 @@ def findings_markdown(table: pd.DataFrame) -> str:
 
 def _real_word(verdict: str) -> str:
     """A verdict on real captions as the README gives it: its kind, with the gate's word beside a ``not judged``
-    a gate withheld ("not judged: world below its floor", "not judged: below its level"), or "not run" for a
-    claim whose arms have no runs yet."""
+    a gate withheld ("not judged: world below its floor", "not judged: world within 10% of its floor", "not
+    judged: below its level"), or "not run" for a claim whose arms have no runs yet."""
     if verdict.startswith("not run"):
         return "not run"
     gate = verdict.split(" (", 1)[1].split(":", 1)[0] if verdict.startswith("not judged (") else ""
     kind = verdict_kind(verdict)
-    return f"{kind}: {gate}" if gate in ("world below its floor", "below its level") else kind
+    return f"{kind}: {gate}" if gate.startswith("world ") or gate == "below its level" else kind
 
 
 def paper_conclusions(table: pd.DataFrame) -> str:
