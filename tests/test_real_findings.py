@@ -62,3 +62,13 @@ def test_a_paper_not_judged_says_why_and_reads_its_model_against_the_floor():
     sam = _section(text, "ncs_sam")
     assert "Nothing yet: not every arm it compares has records on this world yet." in sam and "below the higher" not in sam
     assert "####" + " " + PAPERS["neighborhoods"][0] not in text        # a paper with no claims in the table
+
+
+def test_a_world_the_gate_withholds_says_it_cannot_test_the_papers_claims():
+    gate = ("not judged (world within 10% of its floor: VSE++ on every training image Rsum 157.7, lexical floor "
+            "(no training) 150.6; the gate needs 165.6)")
+    claims, worlds = _tables([("real_sam_full_raises_ncs", gate, "inconclusive (n=5)")])
+    sam = _section(paper_findings(claims, worlds, FLOOR), "ncs_sam")
+    assert ("Nothing: this world cannot test its claims (world within 10% of its floor: VSE++ on every training "
+            "image Rsum 157.7, lexical floor (no training) 150.6; the gate needs 165.6).") in sam
+    assert "Nothing yet" not in sam

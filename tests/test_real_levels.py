@@ -83,6 +83,11 @@ def test_the_world_gate_withholds_every_real_verdict_while_vse_is_not_10_percent
                                                                "the gate needs 165.0)")
     above = world_gate(claims, floors.assign(rsum=[150.0, 120.0, 165.0])).set_index("id")  # exactly 10% above
     assert above.loc["real_sam_full_raises_ncs", "verdict"].startswith("holds")
+    unrun = claims.assign(verdict=["not run (its runs absent)", "not judged (2 seeds)", "not run (its runs absent)"])
+    gated = world_gate(unrun, floors).set_index("id")          # a world below its floor judges no run of any arm
+    assert gated.loc["real_sam_full_raises_ncs", "verdict"] == f"not judged ({why})"
+    assert gated.loc["teran_beats_tern", "verdict"] == "not run (its runs absent)"       # not this world's claim
+    assert world_gate(unrun, floors.assign(rsum=[150.0, 120.0, 170.0])).equals(unrun)   # a world that passes: kept
     higher = world_gate(claims, floors.assign(rsum=[150.0, 160.0, 170.0])).set_index("id")  # the co-occurrence floor is higher
     assert "co-occurrence" in higher.loc["real_sam_full_raises_ncs", "verdict"]
     assert world_gate(claims, floors[floors.model != "VSE++"]).equals(claims)           # no VSE++ records: kept

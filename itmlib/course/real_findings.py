@@ -101,7 +101,10 @@ def paper_findings(claims: pd.DataFrame, worlds: pd.DataFrame, floor: pd.DataFra
         there = pd.Series([verdict_kind(side.loc[r["claim"], "synthetic world verdict"]) for r, _ in own], dtype=object)
         judged = here != "not judged"
         both = judged & (there != "not judged")          # the claims both worlds judged: the ones to compare
-        if not judged.any():
+        world = next((str(r["verdict"]) for r, _ in own if str(r["verdict"]).startswith("not judged (world ")), None)
+        if world:    # the world gate: no run of this paper's arms could be judged here
+            lesson = f"Nothing: this world cannot test its claims ({world.split(' (', 1)[1][:-1]})."
+        elif not judged.any():
             lesson = f"Nothing yet: {_why_not(pd.Series([r['verdict'] for r, _ in own]))}."
         elif not both.any():
             lesson = "The synthetic world did not judge these claims; this world gives their first verdict."

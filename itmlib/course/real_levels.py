@@ -78,10 +78,13 @@ def levels(vse: pd.DataFrame, runs: Mapping[str, tuple[pd.DataFrame, float]]) ->
     return pd.DataFrame(rows)
 
 
-def _not_judged(out: pd.DataFrame, rows: pd.Series, why: str) -> None:
+def _not_judged(out: pd.DataFrame, rows: pd.Series, why: str, *, not_run: bool = False) -> None:
+    """``rows`` of ``out`` that hold a verdict (and, with ``not_run``, those whose arms did not run) turned into
+    ``not judged (why)``; a row already not judged for another reason keeps it."""
     from ..claims.verdicts import LABELS
 
-    rows = rows & out.verdict.astype(str).str.split(" (", regex=False).str[0].isin(LABELS)
+    kind = out.verdict.astype(str).str.split(" (", regex=False).str[0]
+    rows = rows & (kind.isin(LABELS) | (not_run & (kind == "not run")))
     out.loc[rows, "verdict"] = f"not judged ({why})"
     out.loc[rows, "training"] = out.loc[rows, "training"].fillna("").astype(str).map(lambda s: f"{why}; {s}" if s else why)
 
@@ -101,8 +104,9 @@ def world_gate(claims: pd.DataFrame, floors: pd.DataFrame) -> pd.DataFrame:
     ``not judged (world within 10% of its floor: ...)`` unless VSE++ on every training image (``floors``: the floor
     table, :func:`floor_reading`) scores a test Rsum at least :data:`FLOOR_MATCH` above the higher of the two floors
     (:data:`FLOORS`): a world whose baseline has not learned more than word overlap retrieves cannot show what an
-    idea adds to learning (the rule :func:`floor_reading` states, fixed before any run of the world). With no VSE++
-    records the claims keep their verdicts (they say "not run" already)."""
+    idea adds to learning (the rule :func:`floor_reading` states, fixed before any run of the world). A claim whose
+    arms have not run reads so too: no run of them could be judged on this world. With no VSE++ records the claims
+    keep their verdicts (they say "not run" already)."""
     out, read = claims.copy(), _against_floor(floors)
     if read is None or read[2] >= read[1] * (1 + FLOOR_MATCH):
         return out
@@ -110,7 +114,7 @@ def world_gate(claims: pd.DataFrame, floors: pd.DataFrame) -> pd.DataFrame:
     where = "below its floor" if v <= f else f"within {FLOOR_MATCH:.0%} of its floor"
     why = (f"world {where}: VSE++ on every training image Rsum {v:.1f}, {name} {f:.1f}; "
            f"the gate needs {f * (1 + FLOOR_MATCH):.1f}")
-    _not_judged(out, out.id.str.startswith("real_"), why)
+    _not_judged(out, out.id.str.startswith("real_"), why, not_run=True)   # no run of any arm could be judged here
     return out
 
 
