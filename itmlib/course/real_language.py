@@ -42,10 +42,10 @@ TERAN_ARMS = ("TERAN mrsw", "TERAN mwsr", "TERN (global)")
 
 #: this world's own recipes at each scale. ``patience``: SAM's and TERAN's arms stop after 5 epochs without a better
 #: dev score (budgets still 05's and 08's). Chosen on the full-data VSE++ baseline's dev curve alone, before any
-#: SAM or TERAN run on this world: its seeds 0 and 1 under 05's 30 epochs without a stop peaked at epochs 4 and 5
-#: (dev Rsum 379.9, 385.4) and fell to 357.2 and 353.6 by epoch 19, so 25 of the 30 epochs trained past the model a
-#: claim reads; any patience from 1 to 14 selects the same epochs on both, and 5 rather than 08's 3 because 3 cut
-#: TERAN's noisier curves short on the previous world. The warm-ups: chosen by the probes on TERAN MrSw's and TERN's
+#: SAM or TERAN run on this world (:func:`patience_probe`, the notebook's table ``patience_probe``): seed 0 under
+#: 05's 30 epochs without a stop peaked at epoch 4 (dev Rsum 379.9) and fell to 345.7 by epoch 30, so 26 of its
+#: 30 epochs trained past the model a claim reads, and any patience selects the same epoch; 5 rather than 08's 3
+#: because 3 cut TERAN's noisier curves short on the previous world. The warm-ups: chosen by the probes on TERAN MrSw's and TERN's
 #: dev curves (seed 0; the notebook's table ``recipe_probe``); until this world's probes are in, the previous
 #: world's: MrSw 3 (1 fell once the hardest negatives started), TERN 20 (3 and 6 fell)
 WORLD_RECIPES = {"medium": {"teran_warmup_epochs": 3, "tern_warmup_epochs": 20, "patience": 5}}
