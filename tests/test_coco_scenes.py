@@ -337,6 +337,42 @@ def test_n_train_draws_nested_training_splits_beside_one_dev_split():
         CocoScenesConfig(n_train=-1)
 
 
+def test_n_dev_draws_nested_dev_splits_from_the_sample_end_apart_from_training():
+    """With ``n_dev`` the dev images are that many from the end of the seeded sample: a smaller dev split lies
+    inside a larger one, none of them trains, the training split does not move, and the scale's own dev split is
+    the ``n_dev`` = the scale's one whenever ``n_train`` is given (as v6's worlds read it)."""
+    from itmlib.data.coco_scenes_text import _split_ids
+
+    train = set(_split_ids("train", "smoke", 0, n_train=1000)[0].tolist())
+    small, large = (set(_split_ids("dev", "smoke", 0, n_train=1000, n_dev=n)[0].tolist()) for n in (100, 400))
+    assert small < large and len(large) == 400 and not train & large
+    assert train == set(_split_ids("train", "smoke", 0, n_train=1000, n_dev=400)[0].tolist())
+    assert np.array_equal(_split_ids("dev", "smoke", 0, n_train=1000)[0], _split_ids("dev", "smoke", 0, n_train=1000, n_dev=150)[0])
+    with pytest.raises(ValueError, match="exceed"):
+        _split_ids("dev", "smoke", 0, n_train=1000, n_dev=10 ** 7)
+    with pytest.raises(ValueError, match="n_dev must be 0"):
+        CocoScenesConfig(n_dev=-1)
+
+
+def test_the_size_probe_takes_the_fewest_images_that_clear_the_floor_by_ten_percent():
+    """benchmarks/coco_scenes_size.py's rule on hand-made rows: 1.1x the higher floor exactly clears, the smallest
+    size that clears is taken even when a larger one clears by more, and none is taken when none clears."""
+    import importlib.util
+
+    from itmlib.paths import repo_root
+
+    spec = importlib.util.spec_from_file_location("size", repo_root() / "benchmarks" / "coco_scenes_size.py")
+    size = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(size)
+    rows = pd.DataFrame({"training images": [113287, 29000, 58000], "dev rsum": [250.0, 150.0, 220.0],
+                         "floor": [200.0, 160.0, 200.0]})
+    t = size.choose(rows)
+    assert t["training images"].tolist() == [29000, 58000, 113287] and t["clears"].tolist() == [False, True, True]
+    assert t["chosen"].tolist() == [False, True, False] and "58,000 training images" in size.reading(t)
+    none = size.choose(rows.assign(**{"dev rsum": [210.0, 150.0, 200.0]}))
+    assert not none["chosen"].any() and "at most 1.050x, at 113,287 images" in size.reading(none)
+
+
 def test_the_world_table_counts_the_eccv_and_cxc_queries_that_keep_a_positive(test_ds):
     """An image query counts when one of its positives is among the split's queries, a caption query when one of
     its positive images is among the split's images: what mAP@R and R-Precision average over."""

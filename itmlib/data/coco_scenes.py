@@ -101,6 +101,7 @@ class CocoScenesConfig:
     world_seed: int = 2014
     n_test: int = 0             # test images: 0 the world's at the scale (SIZES; 5,000 at medium), up to 5,000
     n_train: int = 0            # training images: 0 the world's at the scale (SIZES; 29,000 at medium); a nested sample, one dev
+    n_dev: int = 0              # dev images: 0 the scale's (500 at medium), from the sample's end; a nested sample
 
     def __post_init__(self) -> None:
         for f in ("n_attributes", "feature_dim", "n_regions"):
@@ -108,8 +109,9 @@ class CocoScenesConfig:
                 raise ValueError(f"{f} must be a positive integer, got {getattr(self, f)!r}")
         if int(self.n_categories) != 0 and int(self.n_categories) < 80:
             raise ValueError(f"n_categories must be 0 (every object lemma) or at least COCO's 80, got {self.n_categories!r}")
-        if int(self.n_train) < 0:
-            raise ValueError(f"n_train must be 0 (the scale's) or a number of training images, got {self.n_train!r}")
+        for f in ("n_train", "n_dev"):
+            if int(getattr(self, f)) < 0:
+                raise ValueError(f"{f} must be 0 (the scale's) or a number of images, got {getattr(self, f)!r}")
         if not 0 <= int(self.n_test) <= KARPATHY_TEST_IMAGES:
             raise ValueError(f"n_test must be 0 (the scale's) to {KARPATHY_TEST_IMAGES}, got {self.n_test!r}")
         for f in ("attr_weight", "noise", "distractors"):
@@ -282,7 +284,7 @@ def _vocab_tuples(tr_parts: dict[str, Any], cfg: CocoScenesConfig, scale: str, s
     if cfg.n_categories:
         return rows
     for split in ("dev", "test"):
-        side = text_side(split, scale, seed, cfg.n_test, cfg.n_train)
+        side = text_side(split, scale, seed, cfg.n_test, cfg.n_train, cfg.n_dev)
         rows += [t for row in _by_image(side, parse_cached(side["captions"]), cfg.world_seed)["scene_tuples"] for t in row]
     return rows
 
@@ -313,7 +315,7 @@ def load_coco_scenes(split: str, *, scale: str = "smoke", seed: int = 0,
     split = "dev" if split == "val" else split
     if split not in ("train", "dev", "test"):
         raise ValueError(f"coco_scenes split must be 'train', 'dev' or 'test', got {split!r}")
-    tr = text_side("train", scale, seed, n_train=cfg.n_train)
+    tr = text_side("train", scale, seed, n_train=cfg.n_train, n_dev=cfg.n_dev)
     tr_tuples = parse_cached(tr["captions"])
     tr_parts = _by_image(tr, tr_tuples, cfg.world_seed)
     vocab = build_vocab(_vocab_tuples(tr_parts, cfg, scale, seed), cfg.n_categories, cfg.n_attributes)
@@ -334,7 +336,7 @@ def load_coco_scenes(split: str, *, scale: str = "smoke", seed: int = 0,
     if split == "train":
         side, parts, tuples = tr, tr_parts, tr_tuples
     else:
-        side = text_side(split, scale, seed, cfg.n_test, cfg.n_train)
+        side = text_side(split, scale, seed, cfg.n_test, cfg.n_train, cfg.n_dev)
         tuples = parse_cached(side["captions"])
         parts = _by_image(side, tuples, cfg.world_seed)
     scenes = tr_scenes if split == "train" else [scene_of(t, vocab, attr_index) for t in parts["scene_tuples"]]
