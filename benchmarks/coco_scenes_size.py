@@ -19,7 +19,9 @@ The rule, fixed before the first run: the world takes the **smallest** training 
 at least 1.1x the higher dev floor (the gate's margin, read on a gallery of the gate's size); each larger split
 costs its members' epochs in proportion (a TERAN member at 29,000 images is ~2 h on one CPU thread), so no
 more images are taken than the gate needs. If no size clears it, none is taken: more images alone cannot make
-this world testable, and the next world changes what its regions carry instead.
+this world testable, and the next world changes what its regions carry instead. A size larger than one that
+has cleared cannot change the choice, so it may be stopped (``--sizes`` names those trained): the committed
+table holds 29,000 and 58,000; 113,287 was stopped after three epochs, once 58,000 had cleared.
 One row per size goes to ``--out`` (at medium ``results/09_real_language/size_probe.csv``), the chosen one
 marked; the member records (each epoch's dev Rsum) to ``results/09_real_language/probes/`` as each finishes,
 so a rerun trains only the sizes without one, and an interrupted member resumes from its last epoch.
