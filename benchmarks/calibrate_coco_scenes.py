@@ -141,6 +141,19 @@ def probe_arguments(ap: argparse.ArgumentParser, out: str) -> None:
     ap.add_argument("--out", default=None, help=f"default {out} (medium)")
 
 
+def write_design_table(table: pd.DataFrame, out: Path, data: str, reading: str, a: argparse.Namespace) -> None:
+    """Writes a world-design probe's ``table`` to ``out`` (its data line ``data``, then the rule's ``reading``) and
+    prints both: the size and language probes' one ending."""
+    from itmlib.course.results import write_table
+
+    table["paper"] = "no paper number (our world's design)"
+    write_table(table, out.parent.parent, out.parent.name, out.stem,
+                {"data": f"{data} {reading}", "dataset": "coco_scenes", "scale": a.scale, "seed": a.seed,
+                 "device": a.device, "paper": "no paper number: the world's design, fixed before any claim run"})
+    print(table.to_string(index=False))
+    print(reading)
+
+
 def record_dir(scale: str) -> Path:
     """Where the calibration's member records live: committed beside 09's other probes at medium."""
     return ROOT / "results" / "09_real_language" / "probes" if scale == "medium" else ROOT / "runs" / "calibration" / scale

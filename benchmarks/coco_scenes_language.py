@@ -66,7 +66,7 @@ def choose(table: pd.DataFrame) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from calibrate_coco_scenes import probe_arguments
+    from calibrate_coco_scenes import probe_arguments, write_design_table
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     probe_arguments(ap, "results/09_real_language/language_probe.csv")
@@ -85,17 +85,9 @@ def main(argv: list[str] | None = None) -> int:
     with ProcessPoolExecutor(a.workers, mp_context=get_context("spawn")) as pool:
         rows = list(pool.map(_one, jobs))
     table = pd.DataFrame(rows).sort_values(["arm", "training images"], ignore_index=True)
-    reading = choose(table)
-    from itmlib.course.results import write_table
-
-    table["paper"] = "no paper number (our world's design)"
-    write_table(table, out.parent.parent, out.parent.name, out.stem,
-                {"data": f"{world.split(');')[0]}) at {a.scale}, n_categories=0, nested training splits; VSE++ (notebook "
-                         f"03's), seed {a.seed}, best dev Rsum (the rule in benchmarks/coco_scenes_language.py). {reading}",
-                 "dataset": "coco_scenes", "scale": a.scale, "seed": a.seed, "device": a.device,
-                 "paper": "no paper number: the world's design, fixed before any claim run"})
-    print(table.to_string(index=False))
-    print(reading)
+    write_design_table(table, out, f"{world.split(');')[0]}) at {a.scale}, n_categories=0, nested training splits; VSE++ "
+                       f"(notebook 03's), seed {a.seed}, best dev Rsum (the rule in benchmarks/coco_scenes_language.py).",
+                       choose(table), a)
     return 0
 
 

@@ -91,7 +91,7 @@ def reading(table: pd.DataFrame) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from calibrate_coco_scenes import probe_arguments
+    from calibrate_coco_scenes import probe_arguments, write_design_table
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     probe_arguments(ap, "results/09_real_language/size_probe.csv")
@@ -110,18 +110,9 @@ def main(argv: list[str] | None = None) -> int:
             print(row, flush=True)
             rows.append(row)
     table = choose(pd.DataFrame(rows))
-    said = reading(table)
-    from itmlib.course.results import write_table
-
-    table["paper"] = "no paper number (our world's design)"
-    write_table(table, out.parent.parent, out.parent.name, out.stem,
-                {"data": f"{world.split(');')[0]}) at {a.scale}, nested training splits; VSE++ "
-                         f"(notebook 03's), seed {a.seed}, at most {a.epochs or EPOCHS} epochs (patience {PATIENCE}), "
-                         f"best dev Rsum beside the dev floors (the rule in benchmarks/coco_scenes_size.py). {said}",
-                 "dataset": "coco_scenes", "scale": a.scale, "seed": a.seed, "device": a.device,
-                 "paper": "no paper number: the world's design, fixed before any claim run"})
-    print(table.to_string(index=False))
-    print(said)
+    write_design_table(table, out, f"{world.split(');')[0]}) at {a.scale}, nested training splits; VSE++ (notebook 03's), "
+                       f"seed {a.seed}, at most {a.epochs or EPOCHS} epochs (patience {PATIENCE}), best dev Rsum beside the "
+                       "dev floors (the rule in benchmarks/coco_scenes_size.py).", reading(table), a)
     return 0
 
 
