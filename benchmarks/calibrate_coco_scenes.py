@@ -43,6 +43,7 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from itmlib.course.real_levels import FLOOR_MATCH  # noqa: E402
 
 #: the committed grid: noise norm around a unit prototype (perception is already exact at 0.5, so below it
 #: too), and the mean number of distractor regions
@@ -60,8 +61,8 @@ def world_knobs(scale: str) -> dict:
 #: VSE++ stops 3 epochs after its best dev Rsum
 PATIENCE = 3
 R1_BAND = (10.0, 70.0)
-#: dev Rsum over the higher dev floor a setting needs (the world gate's 10%)
-FLOOR_MARGIN = 1.10
+#: dev Rsum over the higher dev floor a setting needs (the world gate's 10%, ``real_levels.FLOOR_MATCH``)
+FLOOR_MARGIN = 1 + FLOOR_MATCH
 
 
 def choose(table: pd.DataFrame) -> pd.DataFrame:
