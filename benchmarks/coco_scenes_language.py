@@ -15,7 +15,8 @@ go to ``results/09_real_language/language_probe.csv``; the member records (each 
 The rule, fixed before the first run: the world takes the pretrained word side when it buys at least what 3.6x
 the training images buy - dev Rsum(MiniLM, 8,000) - Rsum(random 384-d, 8,000) >= Rsum(29,000) - Rsum(8,000) -
 and 29,000 training images otherwise. The committed probe ran on v5's code (its table's data line names the
-world); v6 took its choice, so a rerun builds the same world under v6's name and trains it again.
+world); v6 took its choice, and v7 reads a 5,000-image dev split, so a rerun builds worlds under v7's name on
+that dev split and trains them again.
 """
 
 from __future__ import annotations

@@ -24,7 +24,9 @@ has cleared cannot change the choice, so it may be stopped (``--sizes`` names th
 table holds 29,000 and 58,000; 113,287 was stopped after three epochs, once 58,000 had cleared.
 One row per size goes to ``--out`` (at medium ``results/09_real_language/size_probe.csv``), the chosen one
 marked; the member records (each epoch's dev Rsum) to ``results/09_real_language/probes/`` as each finishes,
-so a rerun trains only the sizes without one, and an interrupted member resumes from its last epoch.
+so a rerun trains only the sizes without one, and an interrupted member resumes from its last epoch. The
+committed probe ran on v6's code; v7 took its choice as its sizes, so a rerun builds its worlds under v7's name
+(58,000 images is then v7 itself) and trains them again.
 """
 
 from __future__ import annotations

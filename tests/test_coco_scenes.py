@@ -289,24 +289,29 @@ def test_every_object_lemma_gets_a_category_with_n_categories_0_and_bad_knobs_ar
     assert "n_test" not in dataset_source("coco_scenes", "test", scale="smoke")
 
 
-def test_the_worlds_sizes_at_a_scale_name_no_knob_and_its_defaults_are_the_calibrations_choice():
-    """v6: at medium 29,000 training and all 5,000 Karpathy test images, given or left 0 one world (one source,
-    so one set of checkpoints); smoke keeps the scale's sizes; the default perception is the committed
-    calibration's chosen row."""
+def test_the_worlds_sizes_at_a_scale_name_no_knob_and_are_the_probes_choices():
+    """v7: at medium 58,000 training, 5,000 dev and all 5,000 Karpathy test images, given or left 0 one world (one
+    source, so one set of checkpoints); smoke keeps the scale's sizes; the training size is the size probe's
+    chosen row and the default perception the committed calibration's chosen row (made on v6's 29,000 images)."""
     from itmlib.course.results import read_table
     from itmlib.paths import repo_root
 
-    assert (CocoScenesConfig().at_scale("medium").n_train, CocoScenesConfig().at_scale("medium").n_test) == (29000, 5000)
+    medium_cfg = CocoScenesConfig().at_scale("medium")
+    assert (medium_cfg.n_train, medium_cfg.n_dev, medium_cfg.n_test) == (58000, 5000, 5000)
     assert CocoScenesConfig().at_scale("smoke") == CocoScenesConfig()
     assert CocoScenesConfig(n_train=8000).at_scale("medium").n_train == 8000
+    assert CocoScenesConfig(n_dev=500).at_scale("medium").n_dev == 500
     medium = dataset_source("coco_scenes", scale="medium")
-    assert dataset_source("coco_scenes", scale="medium", n_train=29000, n_test=5000) == medium
-    assert "n_train=8000" in dataset_source("coco_scenes", scale="medium", n_train=8000) and "v6" in medium
-    chosen = read_table(repo_root() / "results" / "09_real_language" / "world_calibration.csv")[1].query("chosen")
+    assert dataset_source("coco_scenes", scale="medium", n_train=58000, n_dev=5000, n_test=5000) == medium
+    assert "n_train=8000" in dataset_source("coco_scenes", scale="medium", n_train=8000) and "v7" in medium
+    folder = repo_root() / "results" / "09_real_language"
+    probe = read_table(folder / "size_probe.csv")[1].query("chosen")
+    assert len(probe) == 1 and probe["training images"].item() == medium_cfg.n_train
+    chosen = read_table(folder / "world_calibration.csv")[1].query("chosen")
     assert len(chosen) == 1 and (chosen.noise.item(), chosen.distractors.item()) == (CocoScenesConfig().noise,
                                                                                    CocoScenesConfig().distractors)
     assert chosen["training images"].item() == 29000 and "n_categories=0" in read_table(
-        repo_root() / "results" / "09_real_language" / "world_calibration.csv")[0]["data"]
+        folder / "world_calibration.csv")[0]["data"]
 
 
 def test_each_regions_attributes_are_kept_and_are_the_scenes_for_its_objects(test_ds):

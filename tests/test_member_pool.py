@@ -299,11 +299,10 @@ def test_09s_budget_probe_shows_the_patience_cuts_only_epochs_past_the_best():
     import numpy as np
 
     from itmlib.course import real_language
-    from itmlib.data import dataset_source
 
     patience = real_language.WORLD_RECIPES["medium"]["patience"]
-    # the world notebook 09 reads at medium, as it reads the probe (probes/ also holds other worlds' VSE++ seeds)
-    records = real_language.patience_probe(ROOT / "results" / "09_real_language", data=dataset_source("coco_scenes", scale="medium"))
+    # the world the patience was chosen on, as notebook 09 reads the probe (probes/ also holds other worlds' VSE++ seeds)
+    records = real_language.patience_probe(ROOT / "results" / "09_real_language", data=real_language.PATIENCE_WORLDS["medium"])
     free = [r for r in records if not r["config"].get("patience")]
     assert len(free) == 1, "the budget probe's record is missing from results/09_real_language/probes/"
     curve, best = np.array(free[0]["history"]["dev_rsum"]), int(free[0]["rows"][0]["best_epoch"])

@@ -33,7 +33,8 @@ import pandas as pd
 from ..training.grid import Grid, Member
 
 __all__ = ["grids", "WORLD_RECIPES", "PAPER_RECIPES", "with_paper_recipes", "scarce_fraction", "scarce_grid", "members",
-           "world", "followup", "seed0_probes", "warmup_probes", "patience_probe", "SCARCE_ARMS", "TERAN_ARMS"]
+           "world", "followup", "seed0_probes", "warmup_probes", "patience_probe", "SCARCE_ARMS", "TERAN_ARMS",
+           "PATIENCE_WORLDS"]
 
 #: SAM's arms at the scarce fraction, and TERAN's arms
 SCARCE_ARMS = ("VSE++", "VSE++ + SAM", "VSE++ + SAM shuffled")
@@ -42,13 +43,19 @@ TERAN_ARMS = ("TERAN mrsw", "TERAN mwsr", "TERN (global)")
 
 #: this world's own recipes at each scale. ``patience``: SAM's and TERAN's arms stop after 5 epochs without a better
 #: dev score (budgets still 05's and 08's). Chosen on the full-data VSE++ baseline's dev curve alone, before any
-#: SAM or TERAN run on this world (:func:`patience_probe`, the notebook's table ``patience_probe``): seed 0 under
-#: 05's 30 epochs without a stop peaked at epoch 4 (dev Rsum 379.9) and fell to 345.7 by epoch 30, so 26 of its
-#: 30 epochs trained past the model a claim reads, and any patience selects the same epoch; 5 rather than 08's 3
-#: because 3 cut TERAN's noisier curves short on the previous world. The warm-ups: chosen by the probes on TERAN MrSw's and TERN's
-#: dev curves (seed 0; the notebook's table ``recipe_probe``); until this world's probes are in, the previous
-#: world's: MrSw 3 (1 fell once the hardest negatives started), TERN 20 (3 and 6 fell)
+#: SAM or TERAN run, on the previous version of this world (:data:`PATIENCE_WORLDS`; :func:`patience_probe`, the
+#: notebook's table ``patience_probe``): seed 0 under 05's 30 epochs without a stop peaked at epoch 4 (dev Rsum
+#: 379.9 on 500 dev images) and fell to 345.7 by epoch 30, so 26 of its 30 epochs trained past the model a claim
+#: reads, and any patience selects the same epoch; 5 rather than 08's 3 because 3 cut TERAN's noisier curves short
+#: on v5. On v7's sizes the size probe's 58,000-image run under it peaked at epoch 7 and stopped at 12
+#: (``size_probe``). The warm-ups: chosen by the probes on TERAN MrSw's and TERN's
+#: dev curves (seed 0; the notebook's table ``recipe_probe``); until this world's probes are in, v5's: MrSw 3
+#: (1 fell once the hardest negatives started), TERN 20 (3 and 6 fell)
 WORLD_RECIPES = {"medium": {"teran_warmup_epochs": 3, "tern_warmup_epochs": 20, "patience": 5}}
+#: the world whose VSE++ dev curve chose :data:`WORLD_RECIPES`'s ``patience`` at a scale (its ``ITMDataset.source``):
+#: v6, 29,000 training images and 500 dev images; v7 is v6's scenes and perception on the size probe's sizes
+PATIENCE_WORLDS = {"medium": "coco_scenes v6 (real MS-COCO 2014 captions; scenes from 2 other annotators' captions, CHAIR "
+                             "categories, seed 0); idealised perception of what other annotators mention, no real images"}
 
 #: the recipe knobs of this notebook's grids that the papers' own notebooks chose (each on its baseline's dev curve):
 #: knob -> (notebook, its parameter); read from what ``make tables`` runs that notebook with at the same scale
@@ -224,5 +231,6 @@ def warmup_probes(folder: Any, data: str | None = None) -> list[dict]:
 
 def patience_probe(folder: Any, data: str | None = None) -> list[dict]:
     """The evidence of :data:`WORLD_RECIPES`'s ``patience`` (:func:`seed0_probes`): VSE++ on every training image,
-    seed 0, under 05's budget without a stop and under the patience the retrain uses."""
+    seed 0, under 05's budget without a stop and under the patience the retrain uses (on the world ``data``, at
+    medium :data:`PATIENCE_WORLDS`'s)."""
     return seed0_probes(folder, ("VSE++",), "patience", data, fraction=1.0)
