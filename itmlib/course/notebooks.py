@@ -35,7 +35,8 @@ from ..console import format_duration
 from ..training.records import RECORDS_READ, orphan_records
 from .params import cli_value
 
-__all__ = ["NOTEBOOKS", "notebook_paths", "scale_overrides", "run_notebook", "clean_executed", "keep_executed", "main"]
+__all__ = ["NOTEBOOKS", "notebook_paths", "scale_overrides", "run_notebook", "clean_executed", "keep_executed",
+           "blas_kernel_environ", "main"]
 
 #: the course's notebooks, in order (users quote these names)
 NOTEBOOKS = ("00_data_tour", "01_recall_metrics", "02_semantic_metrics", "03_vse_baseline", "04_sam",
@@ -239,6 +240,20 @@ def _parser() -> argparse.ArgumentParser:
     return ap
 
 
+def blas_kernel_environ(machine: str | None = None) -> dict[str, str]:
+    """The environment that pins OpenBLAS to one kernel on every x86-64 machine (``OPENBLAS_CORETYPE=Haswell``,
+    unless the caller set one): numpy's, scipy's and so gensim's BLAS otherwise pick the kernel of the CPU they
+    run on, and the kernels round differently - Doc2Vec trained on the same COCO captions with the same seed
+    gave vectors up to 0.026 apart on a Sapphire Rapids CPU under its own kernel and Haswell's, moving notebook
+    07's COCO neighbour recall in its 3rd figure (benchmarks/README.md). Empty elsewhere (ARM has no Haswell)."""
+    import platform
+
+    machine = platform.machine() if machine is None else machine
+    if machine.lower() not in ("x86_64", "amd64") or "OPENBLAS_CORETYPE" in os.environ:
+        return {}
+    return {"OPENBLAS_CORETYPE": "Haswell"}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = _parser()
     args = ap.parse_args(argv)
@@ -247,6 +262,7 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(f"--threads must be >= 1, got {args.threads}")
         # the kernel inherits this environment; a grid's own workers set theirs (itmlib.training.grid.worker_environ)
         os.environ.update({v: str(args.threads) for v in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")})
+    os.environ.update(blas_kernel_environ())
     overrides = scale_overrides(args.scale)
     extra = {k: cli_value(v) for k, v in args.param}
     paths = notebook_paths()
