@@ -350,3 +350,13 @@ def test_a_notebooks_parameters_are_one_typed_object_from_its_parameters_cell(po
     with pytest.raises(ValueError, match="no parameter"):
         pool.notebook_params("08_teran", "medium", nope=1)
     assert pickle.loads(pickle.dumps(p)) == p and type(pickle.loads(pickle.dumps(p))) is type(p)
+
+
+def test_a_second_pool_with_no_followup_never_trains_the_members_that_wait(pool):
+    p = pool.notebook_params("09_real_language", "medium").replace(papers=["sam"])
+    plan = pool.home("09_real_language")
+    todo = [m for m in plan.members(p) if m.name == "VSE++ + SAM"]                 # SAM's full-data arm
+    first, then = pool.followup(plan, p, None, todo)                               # the first pool: scarce arms follow
+    assert callable(then) and not any(first(m) for m in todo)
+    assert pool.followup(plan, p, None, todo, follow=False) is None               # --no-followup: only these members
+    assert pool.followup(plan, p.replace(papers=["ssamt"]), None, todo) is None   # no SAM in the plan: nothing waits

@@ -77,6 +77,14 @@ def phase_one_groups(todo: list[tuple], p: dict, nb: str, ckpt_dir: str) -> list
     return list(groups.values())
 
 
+def followup(plan: Any, p: Any, context: Any, todo: list[tuple], follow: bool = True) -> tuple | None:
+    """(which of ``todo`` must finish first, a function giving the members that wait on them) from the plan's
+    ``followup`` where ``todo`` holds SAM members and ``follow`` is set (``--no-followup`` clears it); else None."""
+    if not (follow and hasattr(plan, "followup") and any(m.world == "sam" for m in todo)):
+        return None
+    return plan.followup(p, context)
+
+
 def _key(m: tuple) -> tuple:
     return m.name, m.fraction, m.seed, m.world
 
@@ -160,6 +168,9 @@ def main(argv: list[str] | None = None) -> int:
                                                          "still training seed 0 under the same recipe)")
     ap.add_argument("--results-dir", default="results")
     ap.add_argument("--ckpt-dir", default="runs/checkpoints")
+    ap.add_argument("--no-followup", action="store_true",
+                    help="train only the members named, never the ones that wait on them (SAM's scarce arms): for a "
+                         "second pool beside one that will choose SAM's scarce fraction and train those arms")
     ap.add_argument("--list", action="store_true", help="print the members and stop")
     ap.add_argument("-p", "--param", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
                     help="a notebook parameter over ci/<scale>.yaml's (VALUE as JSON), e.g. -p papers '[\"neighborhoods\"]'")
@@ -199,8 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"[pool] worlds and caches ready at {time.time() - t0:.0f} s", flush=True)
     records = str(Path(args.results_dir) / args.notebook / "members")
     context = RunContext(device="cpu", ckpt_dir=args.ckpt_dir, record_dir=records)
-    waits = plan.followup(p, context) if hasattr(plan, "followup") and any(m.world == "sam" for m in todo) else None
-    schedule = Schedule(groups, *(waits or (None, None)))
+    schedule = Schedule(groups, *(followup(plan, p, context, todo, not args.no_followup) or (None, None)))
     running: dict = {}
     with ProcessPoolExecutor(args.workers, mp_context=get_context("spawn"), initializer=_setup,
                              initargs=(args.notebook, p, args.ckpt_dir, args.device, args.results_dir)) as pool:
