@@ -30,6 +30,7 @@ from typing import Any, Callable, Mapping
 
 import pandas as pd
 
+from ..data.coco_scenes import coco_scenes_source
 from ..training.grid import Grid, Member
 
 __all__ = ["grids", "WORLD_RECIPES", "PAPER_RECIPES", "with_paper_recipes", "scarce_fraction", "scarce_grid", "members",
@@ -54,8 +55,7 @@ TERAN_ARMS = ("TERAN mrsw", "TERAN mwsr", "TERN (global)")
 WORLD_RECIPES = {"medium": {"teran_warmup_epochs": 3, "tern_warmup_epochs": 20, "patience": 5}}
 #: the world whose VSE++ dev curve chose :data:`WORLD_RECIPES`'s ``patience`` at a scale (its ``ITMDataset.source``):
 #: v6, 29,000 training images and 500 dev images; v7 is v6's scenes and perception on the size probe's sizes
-PATIENCE_WORLDS = {"medium": "coco_scenes v6 (real MS-COCO 2014 captions; scenes from 2 other annotators' captions, CHAIR "
-                             "categories, seed 0); idealised perception of what other annotators mention, no real images"}
+PATIENCE_WORLDS = {"medium": coco_scenes_source(0, scale="medium", version=6)}
 
 #: the recipe knobs of this notebook's grids that the papers' own notebooks chose (each on its baseline's dev curve):
 #: knob -> (notebook, its parameter); read from what ``make tables`` runs that notebook with at the same scale

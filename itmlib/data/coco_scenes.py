@@ -293,15 +293,17 @@ def _vocab_tuples(tr_parts: dict[str, Any], cfg: CocoScenesConfig, scale: str, s
     return rows
 
 
-def coco_scenes_source(seed: int = 0, config: CocoScenesConfig | None = None, scale: str | None = None) -> str:
+def coco_scenes_source(seed: int = 0, config: CocoScenesConfig | None = None, scale: str | None = None,
+                       version: int = COCO_SCENES_VERSION) -> str:
     """The world's description (``ITMDataset.source``) without building it: its version, seed and every knob
     that differs from the default at ``scale`` (a knob changes the source, and so the checkpoints' names; the
-    world's own sizes at the scale, given or left 0, are one world and name none)."""
+    world's own sizes at the scale, given or left 0, are one world and name none). ``version``: an earlier
+    version's, as its records name it (v6 differs from v7 only in the sizes, which name no knob)."""
     cfg, default = config or CocoScenesConfig(), CocoScenesConfig()
     if scale is not None:
         cfg, default = cfg.at_scale(scale), default.at_scale(scale)
     changed = "".join(f", {f.name}={getattr(cfg, f.name)}" for f in fields(cfg) if getattr(cfg, f.name) != getattr(default, f.name))
-    return (f"coco_scenes v{COCO_SCENES_VERSION} (real MS-COCO 2014 captions; scenes from {SCENE_CAPTIONS} other "
+    return (f"coco_scenes v{version} (real MS-COCO 2014 captions; scenes from {SCENE_CAPTIONS} other "
             f"annotators' captions, CHAIR categories, seed {seed}{changed}); idealised perception of what other "
             "annotators mention, no real images")
 
