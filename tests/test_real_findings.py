@@ -54,7 +54,7 @@ def test_a_paper_not_judged_says_why_and_reads_its_model_against_the_floor():
     claims, worlds = _tables([("real_teran_beats_tern", gate, "holds (n=5)"),
                               ("real_sam_full_raises_ncs", "not run (VSE++ + SAM absent)", "inconclusive (n=5)")])
     text = paper_findings(claims, worlds, FLOOR)
-    assert text.startswith("**The world.** VSE++ on every training image reaches test Rsum 180.00 against the higher floor's 190.00")
+    assert text.startswith("**The world.** VSE++ on every training image reaches test Rsum 180.0 against the higher floor's 190.0")
     teran = _section(text, "teran")
     assert "Nothing yet: its model has not learned this world: TERAN mrsw Rsum 150.0 < 0.8x VSE++'s 200.0." in teran
     # the model on every training image (fraction 1, not 0.5) against the floor

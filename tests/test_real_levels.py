@@ -51,14 +51,17 @@ def test_the_floor_reading_reads_vse_against_the_higher_floor_and_the_ceiling():
 
     t = pd.DataFrame({"model": [FLOORS[0], FLOORS[1], CEILINGS[1], "VSE++", "VSE++"],
                       "fraction": [float("nan")] * 3 + [1.0, 0.15], "rsum": [200.0, 190.0, 500.0, 215.0, 120.0]})
-    assert floor_reading(t) == ("VSE++ on every training image reaches test Rsum 215.00 against the higher floor's 200.00 "
+    assert floor_reading(t) == ("VSE++ on every training image reaches test Rsum 215.0 against the higher floor's 200.0 "
                                 "(lexical floor (no training); +15.00). It matches VSE++ (VSE++ less than 10% above): this "
                                 "world cannot test the papers' ideas. The ceiling (no model can tell apart images whose "
                                 "scenes are identical) is 500.0: VSE++ covers 5% of the way from that floor to it.")
     higher = floor_reading(t.assign(rsum=[200.0, 230.0, 500.0, 215.0, 120.0]))          # the co-occurrence floor is higher
-    assert "against the higher floor's 230.00 (word-category co-occurrence (training counts); -15.00). VSE++ stays below" in higher
+    assert "against the higher floor's 230.0 (word-category co-occurrence (training counts); -15.00). VSE++ stays below" in higher
     assert higher.endswith("identical) is 500.0.")                                        # below the floor: no share of the way
     assert "room to show" in floor_reading(t.assign(rsum=[200.0, 190.0, 500.0, 221.0, 120.0]))    # 10.5% above
+    # a committed table rounds Rsum to one decimal: the difference is its own unrounded column, not 215.0 - 200.0
+    assert "Rsum 215.0 against the higher floor's 200.0 (lexical floor (no training); +15.04)" in floor_reading(
+        t.assign(**{"rsum - floor": [0.0, -10.0, 300.0, 15.04, -80.0]}))
     assert "no records" in floor_reading(t[t.fraction != 1.0])
     assert "ceiling" not in floor_reading(t[t.model != CEILINGS[1]])
 

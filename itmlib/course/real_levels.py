@@ -89,14 +89,18 @@ def _not_judged(out: pd.DataFrame, rows: pd.Series, why: str, *, not_run: bool =
     out.loc[rows, "training"] = out.loc[rows, "training"].fillna("").astype(str).map(lambda s: f"{why}; {s}" if s else why)
 
 
-def _against_floor(table: pd.DataFrame) -> tuple[str, float, float] | None:
-    """(the higher floor's name, its Rsum, VSE++'s Rsum on every training image) from the floor table, or None
-    while either is missing."""
+def _against_floor(table: pd.DataFrame) -> tuple[str, float, float, float] | None:
+    """(the higher floor's name, its Rsum, VSE++'s Rsum on every training image, VSE++'s Rsum less the floor's) from
+    the floor table, or None while either is missing. The difference is the table's own ``rsum - floor`` where it
+    has one (a committed table rounds Rsum to one decimal and the difference to two), else the Rsums'."""
     floors = table[table.model.isin(FLOORS)].sort_values("rsum")
-    vse = table[(table.model == "VSE++") & (table.fraction == 1.0)].rsum
+    vse = table[(table.model == "VSE++") & (table.fraction == 1.0)]
     if not (len(floors) and len(vse)):
         return None
-    return str(floors.model.iloc[-1]), float(floors.rsum.iloc[-1]), float(vse.iloc[0])
+    f, v = float(floors.rsum.iloc[-1]), float(vse.rsum.iloc[0])
+    gap = (float(vse["rsum - floor"].iloc[0]) - float(floors["rsum - floor"].iloc[-1])
+           if "rsum - floor" in table.columns else v - f)
+    return str(floors.model.iloc[-1]), f, v, gap
 
 
 def world_gate(claims: pd.DataFrame, floors: pd.DataFrame) -> pd.DataFrame:
@@ -110,7 +114,7 @@ def world_gate(claims: pd.DataFrame, floors: pd.DataFrame) -> pd.DataFrame:
     out, read = claims.copy(), _against_floor(floors)
     if read is None or read[2] >= read[1] * (1 + FLOOR_MATCH):
         return out
-    name, f, v = read
+    name, f, v, _ = read
     where = "below its floor" if v <= f else f"within {FLOOR_MATCH:.0%} of its floor"
     why = (f"world {where}: VSE++ on every training image Rsum {v:.1f}, {name} {f:.1f}; "
            f"the gate needs {f * (1 + FLOOR_MATCH):.1f}")
@@ -149,18 +153,18 @@ def floor_reading(table: pd.DataFrame) -> str:
     read = _against_floor(table)
     if read is None:
         return "VSE++ on every training image has no records on this world yet: nothing is read against the floor."
-    name, f, v = read
+    name, f, v, gap = read
     verdict = ("VSE++ stays below it: a model that has not learned what word overlap retrieves cannot show what the "
                "papers' ideas add, so this world cannot test them" if v < f else
                f"It matches VSE++ (VSE++ less than {FLOOR_MATCH:.0%} above): this world cannot test the papers' ideas"
                if v < f * (1 + FLOOR_MATCH) else "Learning retrieves more than the floors here, so the papers' ideas have room to show")
-    out = (f"VSE++ on every training image reaches test Rsum {v:.2f} against the higher floor's {f:.2f} ({name}; "
-           f"{v - f:+.2f}). {verdict}.")
+    out = (f"VSE++ on every training image reaches test Rsum {v:.1f} against the higher floor's {f:.1f} ({name}; "
+           f"{gap:+.2f}). {verdict}.")
     top = table[table.model == CEILINGS[-1]].rsum
     if len(top) and float(top.iloc[0]) > f and v > f:
         c = float(top.iloc[0])
         out += (f" The ceiling (no model can tell apart images whose scenes are identical) is {c:.1f}: VSE++ covers "
-                f"{100 * (v - f) / (c - f):.0f}% of the way from that floor to it.")
+                f"{100 * gap / (c - f):.0f}% of the way from that floor to it.")
     elif len(top):
         out += f" The ceiling (no model can tell apart images whose scenes are identical) is {float(top.iloc[0]):.1f}."
     return out
