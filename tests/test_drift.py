@@ -1,6 +1,5 @@
 """The replay check: a committed table that differs from what the code writes is named with its first differing line."""
 
-import os
 import subprocess
 
 import pytest
@@ -53,21 +52,3 @@ def test_a_clean_replay_passes_and_a_changed_column_fails(tmp_path, capsys):
 def test_not_a_repository_is_named(tmp_path):
     with pytest.raises(RuntimeError, match="git status"):
         table_drift(tmp_path / "nowhere")
-
-
-def test_the_notebook_runner_pins_one_blas_kernel_on_x86(monkeypatch):
-    import platform
-    import sys
-
-    from itmlib.course.notebooks import blas_kernel_environ
-
-    monkeypatch.delenv("OPENBLAS_CORETYPE", raising=False)
-    assert blas_kernel_environ("x86_64") == {"OPENBLAS_CORETYPE": "Haswell"}
-    assert blas_kernel_environ("AMD64") == {"OPENBLAS_CORETYPE": "Haswell"}
-    assert blas_kernel_environ("arm64") == {}                              # no Haswell kernel there
-    if platform.machine().lower() == "x86_64" and "avx2" in open("/proc/cpuinfo").read():
-        out = subprocess.run([sys.executable, "-c", "import numpy; numpy.show_runtime()"], capture_output=True,
-                             text=True, env={**os.environ, **blas_kernel_environ()}, check=True).stdout
-        assert "'architecture': 'Haswell'" in out                          # OpenBLAS took the pinned kernel
-    monkeypatch.setenv("OPENBLAS_CORETYPE", "Zen")
-    assert blas_kernel_environ("x86_64") == {}                             # a caller's own choice stays

@@ -415,3 +415,24 @@ def test_each_arm_is_measured_in_its_own_omega_and_omega_is_keyed_by_its_recipe(
     assert key(nudged) == key(own)
     assert key({**own, "dbow": Omega(own["dbow"].vectors, "d2v dbow another recipe")}) != key(own)
     assert "omega none" in neighborhoods_evaluator(test, preservation_k=10).cache_key
+
+
+def test_vector_neighbor_recall_counts_each_captions_neighbours_by_hand():
+    import scipy.sparse as sp
+
+    from itmlib.data.base import ITMDataset
+    from itmlib.papers.neighborhoods import vector_neighbor_recall
+
+    # captions 0, 1 show image 0 and 2, 3 image 1; an extra positive says caption 2 fits image 0 as well
+    extra = sp.csr_matrix(np.array([[1, 0, 1, 0], [0, 0, 0, 0]], np.int8))
+    ds = ITMDataset(name="x", split="t", captions=list("abcd"), img_of_caption=np.array([0, 0, 1, 1]),
+                    regions=np.zeros((2, 1, 4), np.float32), captions_per_image=2, positives={"extra": extra})
+    vec = np.array([[0.0, 0], [0.1, 0], [0.05, 0], [5.0, 0]], np.float32)
+    t = vector_neighbor_recall(ds, vec, ks=(1, 2)).set_index(["positives", "k"])
+    # k = 1: 0 -> 2, 1 -> 2, 2 -> 0, 3 -> 1, none its image's other caption; k = 2 adds 1, 0, 1, 2: three of four
+    assert t.loc[("same image", 1), "recall"] == 0.0 and t.loc[("same image", 2), "recall"] == 75.0
+    assert t.loc[("same image", 2), "chance"] == pytest.approx(200 / 3) and t.loc[("same image", 2), "captions"] == 4
+    # the extra positive (its own image's caption excluded) belongs to captions 0 and 1, both of which find it first
+    assert t.loc[("extra", 1), "recall"] == 100.0 and t.loc[("extra", 1), "captions"] == 2
+    with pytest.raises(ValueError, match="vec has 3 rows but the dataset has 4 captions"):
+        vector_neighbor_recall(ds, vec[:3])

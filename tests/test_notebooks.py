@@ -458,6 +458,23 @@ def test_threads_option_reaches_the_kernel_environment(tmp_path: Path, monkeypat
         nbs.main([*args, "--threads", "0"])
 
 
+def test_the_notebook_runner_pins_one_blas_kernel_on_x86(monkeypatch):
+    import platform
+
+    from itmlib.course.notebooks import blas_kernel_environ
+
+    monkeypatch.delenv("OPENBLAS_CORETYPE", raising=False)
+    assert blas_kernel_environ("x86_64") == {"OPENBLAS_CORETYPE": "Haswell"}
+    assert blas_kernel_environ("AMD64") == {"OPENBLAS_CORETYPE": "Haswell"}
+    assert blas_kernel_environ("arm64") == {}                              # no Haswell kernel there
+    if platform.machine().lower() == "x86_64" and "avx2" in open("/proc/cpuinfo").read():
+        out = subprocess.run([sys.executable, "-c", "import numpy; numpy.show_runtime()"], capture_output=True,
+                             text=True, env={**os.environ, **blas_kernel_environ()}, check=True).stdout
+        assert "'architecture': 'Haswell'" in out                          # OpenBLAS took the pinned kernel
+    monkeypatch.setenv("OPENBLAS_CORETYPE", "Zen")
+    assert blas_kernel_environ("x86_64") == {}                             # a caller's own choice stays
+
+
 @pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
 def test_every_name_a_notebook_uses_is_defined_before_a_run(path: Path, tmp_path: Path):
     """A name no cell defines or imports fails only when its cell runs (minutes into a grid): pyflakes over the

@@ -38,9 +38,9 @@ from ..training.train import TrainConfig, TrainResult
 from ..training.world import World, load_splits, plan_members, training_source
 
 __all__ = ["grids", "members", "world", "prepare", "ARMS", "D2V_TAGS", "split_arm", "SETTINGS", "TABLE1", "TABLE2", "TABLE4", "CONTROL",
-           "arm_config", "arm_configs", "neighborhoods_evaluator", "test_omega", "caption_neighbor_recall", "with_paper_columns",
-           "kway_k", "preservation_k", "doc2vec_settings", "scale_note", "topic_purity", "PAPER_DATASETS", "settings_table",
-           "NEWS_RECIPES"]
+           "arm_config", "arm_configs", "neighborhoods_evaluator", "test_omega", "caption_neighbor_recall", "vector_neighbor_recall",
+           "with_paper_columns", "kway_k", "preservation_k", "doc2vec_settings", "scale_note", "topic_purity", "PAPER_DATASETS",
+           "settings_table", "NEWS_RECIPES"]
 
 #: notebook 07's news-arm recipe at each scale, chosen by its probes on the baseline's dev curve (the notebook's
 #: table ``recipe_probes``): lr 1e-4, each arm stopping on its own dev curve (at most 30 epochs, patience 3)
@@ -255,12 +255,20 @@ def caption_neighbor_recall(ds: ITMDataset, settings: Doc2VecSettings, train_tex
     the human-verified positives of its image in ``ds.positives`` (CxC, ECCV; the caption's own image's
     ground truth excluded) they recover, against chance (k / (n − 1)). Rows: (positives, k). The neighbours
     are exact (a measurement, not a training input: HNSW's misses read 5.41 for exact search's 5.52 at
-    k = 10 on COCO's 25,000 test captions)."""
+    k = 10 on COCO's 25,000 test captions); :func:`vector_neighbor_recall` counts them."""
+    return vector_neighbor_recall(ds, doc_vectors(train_doc2vec(list(train_texts), settings), ds.captions), ks)
+
+
+def vector_neighbor_recall(ds: ITMDataset, vec: np.ndarray, ks: Sequence[int] = (5, 10, 50),
+                           method: str = "exact") -> pd.DataFrame:
+    """:func:`caption_neighbor_recall` for given caption vectors ``vec`` (one row per caption of ``ds``), their
+    neighbours found by ``method`` (:func:`itmlib.knn.knn`'s: ``"exact"`` or ``"hnsw"``)."""
     from ..knn import knn
 
-    vec = doc_vectors(train_doc2vec(list(train_texts), settings), ds.captions)
     n = ds.n_captions
-    idx, _ = knn(vec, max(ks), metric="l2", method="exact")
+    if len(vec) != n:
+        raise ValueError(f"vec has {len(vec)} rows but the dataset has {n} captions")
+    idx, _ = knn(vec, max(ks), metric="l2", method=method)
     gt = ds.gt.tocsr()
     sets = {"same image": gt}
     sets |= {name: ((m > 0).astype(np.int8) - gt.multiply(m > 0)).tocsr() for name, m in ds.positives.items()}
