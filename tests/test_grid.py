@@ -353,3 +353,15 @@ def test_a_plans_grid_runs_its_members_and_its_headline_arms_on_their_extra_seed
     alone, _ = run_grid(g.configs, tr, dv, dv, dv.relevance(), fractions=[0.5], seeds=[1],
                         context=RunContext(ckpt_dir=str(tmp_path), device="cpu"))
     pd.testing.assert_frame_equal(runs.iloc[:2].reset_index(drop=True), alone)   # the plain grid first, as run_grid gives it
+
+
+def test_load_splits_hands_every_world_the_same_datasets():
+    """Notebook 09 and each of its four worlds loaded the splits apiece (five ~2 GB copies at medium): they share
+    one now, and other arguments load their own."""
+    from itmlib.training.world import load_splits
+
+    first = load_splits("synthetic", "smoke", 0)
+    assert [d.split for d in first] == ["train", "dev", "test"]
+    assert all(a is b for a, b in zip(first, load_splits("synthetic", "smoke", 0)))
+    other = load_splits("synthetic", "smoke", 1)
+    assert other[0] is not first[0] and other[0].captions != first[0].captions
