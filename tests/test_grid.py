@@ -6,6 +6,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 
 from itmlib.training.grid import RunContext, grid_member, run_grid
 from itmlib.training.train import TrainConfig, evaluate
@@ -241,6 +242,7 @@ def test_member_records_stand_in_for_training_and_give_the_same_tables(tmp_path,
     saved = json.loads(next(rec.glob("VSEpp-*.json")).read_text())
     assert saved["config"]["seed"] in (0, 1) and saved["rows"][0]["method"] == "VSE++" and saved["history"]["epoch"]
     assert saved["device"] == "cpu" and set(first.device) == {"cpu"}   # a record names where it trained
+    assert saved["environment"]["torch"] == torch.__version__ and saved["environment"]["threads"] == 1   # ... and how
 
     shutil.rmtree(tmp_path / "b")                                     # the checkpoints are gone ...
     one = member_record_path(cfgs["SAM"], "SAM", 1.0, 1, tr, rec, "x").name.rsplit("-", 1)[0]

@@ -1,7 +1,7 @@
 """Member records and checkpoint names, for :mod:`itmlib.training.grid`: one small JSON per finished grid
-member (its rows, its training history, the config as trained, what evaluated it, when, in how long and on
-which device), the name of its checkpoint folder, figure records (a figure's data from one trained model, kept
-as CSV), and the table headers' "where it trained"."""
+member (its rows, its training history, the config as trained, what evaluated it, when, in how long, on
+which device and under which packages and CPU), the name of its checkpoint folder, figure records (a
+figure's data from one trained model, kept as CSV), and the table headers' "where it trained"."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import platform
 import re
 from datetime import datetime, timezone
 from pathlib import Path
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 
 __all__ = ["RECORD_VERSION", "RECORDS_READ", "note_records_read", "orphan_records",
            "checkpoint_name", "member_config", "trained_config", "figure_record", "member_record_path",
-           "recorded_seconds", "trained_where", "devices_note"]
+           "recorded_seconds", "trained_where", "devices_note", "environment"]
 
 
 #: bump when a record's layout changes (older records are then ignored, not misread)
@@ -137,6 +138,25 @@ def _seconds(seconds: float) -> float | None:
     return None if np.isnan(seconds) else round(float(seconds), 1)
 
 
+def _cpu_model() -> str:
+    """The CPU's model name (Linux's ``/proc/cpuinfo``; else :func:`platform.processor`, possibly "")."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            return next((ln.split(":", 1)[1].strip() for ln in fh if ln.startswith("model name")), "")
+    except OSError:
+        return platform.processor()
+
+
+def environment() -> dict[str, Any]:
+    """What a member trained under, beyond its device: Python, torch and NumPy versions, the CPU's model and
+    torch's thread count. A record keeps it because a retrain on another CPU or package set need not reproduce
+    the record's numbers (benchmarks/README.md, "Does a retrain reproduce the records?"); no table reads it."""
+    import torch
+
+    return {"python": platform.python_version(), "torch": torch.__version__, "numpy": np.__version__,
+            "cpu": _cpu_model(), "threads": torch.get_num_threads()}
+
+
 def _write_record(path: Path, member: Member, trained: TrainConfig, key: str,
                   out: tuple[list[dict[str, Any]], pd.DataFrame], seconds: float,
                   trained_on: str) -> tuple[list[dict[str, Any]], pd.DataFrame]:
@@ -146,7 +166,7 @@ def _write_record(path: Path, member: Member, trained: TrainConfig, key: str,
     rec = {"record": RECORD_VERSION, "member": member.name, "fraction": member.fraction, "seed": member.seed,
            "evaluation": key,
            "written": datetime.now(timezone.utc).strftime("%Y-%m-%d"), "seconds": _seconds(seconds),
-           "device": trained_on,
+           "device": trained_on, "environment": environment(),
            "config": config_dict(trained), "rows": rows, "history": history.to_dict(orient="list")}
     text = json.dumps(rec, default=_json_number, indent=1) + "\n"
     atomic_write_text(path, text)
