@@ -25,17 +25,23 @@ def test_levels_read_each_model_against_vse_on_no_more_images():
 
 def test_the_gate_turns_only_the_judged_verdicts_of_a_paper_below_its_level():
     claims = pd.DataFrame({"id": ["real_teran_beats_tern", "real_teran_grounds_tern_not", "real_ssamt_pm_helps",
-                                  "real_sam_full_raises_ncs"],
+                                  "real_sam_full_raises_ncs", "real_teran_mrsw_beats_mwsr_t2i",
+                                  "real_teran_grounds_above_chance"],
                            "verdict": ["holds (n=5, 95% CI [1, 2])", "not judged (2 seeds)",
-                                       "inconclusive (n=5, 95% CI [-1, 2])", "holds (n=5, 95% CI [1, 2])"],
-                           "training": ["converged", "converged", "converged", "converged"]})
+                                       "inconclusive (n=5, 95% CI [-1, 2])", "holds (n=5, 95% CI [1, 2])",
+                                       "not judged (1 seed; a headline claim needs 5)", "not judged (arms did not train)"],
+                           "training": ["converged"] * 6})
     t = levels(VSE, {"teran": (_runs("TERAN mrsw", 1.0, [160.0, 170.0]), 1.0),
                      "ssamt": (_runs("+PM (w/ phrases)", 0.25, [110.0]), 0.25)})
     out = level_gate(claims, t).set_index("id")
     why = "below its level: TERAN mrsw Rsum 165.0 < 0.8x VSE++'s 210.0"
     assert out.loc["real_teran_beats_tern", "verdict"] == f"not judged ({why})"
     assert out.loc["real_teran_beats_tern", "training"] == f"{why}; converged"
-    assert out.loc["real_teran_grounds_tern_not", "verdict"] == "not judged (2 seeds)"
+    # too few seeds: the level's reason instead (more seeds would not be judged either), the count kept; another
+    # reason stays
+    assert out.loc["real_teran_grounds_tern_not", "verdict"] == f"not judged ({why}; on 2 seeds)"
+    assert out.loc["real_teran_mrsw_beats_mwsr_t2i", "verdict"] == f"not judged ({why}; on 1 seed)"
+    assert out.loc["real_teran_grounds_above_chance", "verdict"] == "not judged (arms did not train)"
     assert out.loc["real_ssamt_pm_helps", "verdict"].startswith("inconclusive")
     assert out.loc["real_sam_full_raises_ncs", "verdict"].startswith("holds")
     # a model with no VSE++ on no more images is not judged either; a model that did not run is left to "not run"
@@ -78,7 +84,7 @@ def test_the_world_gate_withholds_every_real_verdict_while_vse_is_not_10_percent
     why = "world below its floor: VSE++ on every training image Rsum 149.9, lexical floor (no training) 150.0; the gate needs 165.0"
     assert out.loc["real_sam_full_raises_ncs", "verdict"] == f"not judged ({why})"
     assert out.loc["real_sam_full_raises_ncs", "training"] == f"{why}; converged"
-    assert out.loc["real_teran_beats_tern", "verdict"] == "not judged (2 seeds)"          # its own reason kept
+    assert out.loc["real_teran_beats_tern", "verdict"] == f"not judged ({why}; on 2 seeds)"   # more seeds: no verdict either
     assert out.loc["teran_beats_tern", "verdict"].startswith("holds")                   # not this world's claim
     near = world_gate(claims, floors.assign(rsum=[150.0, 120.0, 164.9])).set_index("id")   # 9.9% above: within 10%
     assert near.loc["real_sam_full_raises_ncs", "verdict"] == ("not judged (world within 10% of its floor: VSE++ on every "
@@ -89,6 +95,8 @@ def test_the_world_gate_withholds_every_real_verdict_while_vse_is_not_10_percent
     unrun = claims.assign(verdict=["not run (its runs absent)", "not judged (2 seeds)", "not run (its runs absent)"])
     gated = world_gate(unrun, floors).set_index("id")          # a world below its floor judges no run of any arm
     assert gated.loc["real_sam_full_raises_ncs", "verdict"] == f"not judged ({why})"
+    assert world_gate(unrun.assign(verdict=["not judged (no dev curve)"] * 3), floors).equals(
+        unrun.assign(verdict=["not judged (no dev curve)"] * 3))                          # another reason: kept
     assert gated.loc["teran_beats_tern", "verdict"] == "not run (its runs absent)"       # not this world's claim
     assert world_gate(unrun, floors.assign(rsum=[150.0, 120.0, 170.0])).equals(unrun)   # a world that passes: kept
     higher = world_gate(claims, floors.assign(rsum=[150.0, 160.0, 170.0])).set_index("id")  # the co-occurrence floor is higher

@@ -23,6 +23,7 @@ training image stays within it.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 
 import pandas as pd
@@ -78,14 +79,24 @@ def levels(vse: pd.DataFrame, runs: Mapping[str, tuple[pd.DataFrame, float]]) ->
     return pd.DataFrame(rows)
 
 
+#: a verdict not judged for too few seeds (:func:`~itmlib.claims.verdicts.not_judged_seeds`): a gate's reason replaces
+#: it, since more seeds of a model below its level (or on a world below its floor) still would not be judged
+_TOO_FEW_SEEDS = re.compile(r"not judged \((\d+) seeds?(?:; a headline claim needs \d+)?\)")
+
+
 def _not_judged(out: pd.DataFrame, rows: pd.Series, why: str, *, not_run: bool = False) -> None:
-    """``rows`` of ``out`` that hold a verdict (and, with ``not_run``, those whose arms did not run) turned into
-    ``not judged (why)``; a row already not judged for another reason keeps it."""
+    """``rows`` of ``out`` that hold a verdict, or are not judged for too few seeds (the count kept: "...; on 2
+    seeds"), and, with ``not_run``, those whose arms did not run, turned into ``not judged (why)``; a row not
+    judged for another reason keeps it."""
     from ..claims.verdicts import LABELS
 
-    kind = out.verdict.astype(str).str.split(" (", regex=False).str[0]
-    rows = rows & (kind.isin(LABELS) | (not_run & (kind == "not run")))
-    out.loc[rows, "verdict"] = f"not judged ({why})"
+    verdict = out.verdict.astype(str)
+    kind = verdict.str.split(" (", regex=False).str[0]
+    seeds = verdict.str.fullmatch(_TOO_FEW_SEEDS.pattern)
+    rows = rows & (kind.isin(LABELS) | seeds | (not_run & (kind == "not run")))
+    counted = verdict.str.extract(_TOO_FEW_SEEDS.pattern, expand=False)
+    out.loc[rows, "verdict"] = [f"not judged ({why}; on {n} seed{'' if n == '1' else 's'})" if isinstance(n, str)
+                                else f"not judged ({why})" for n in counted[rows]]
     out.loc[rows, "training"] = out.loc[rows, "training"].fillna("").astype(str).map(lambda s: f"{why}; {s}" if s else why)
 
 
@@ -109,8 +120,8 @@ def world_gate(claims: pd.DataFrame, floors: pd.DataFrame) -> pd.DataFrame:
     table, :func:`floor_reading`) scores a test Rsum at least :data:`FLOOR_MATCH` above the higher of the two floors
     (:data:`FLOORS`): a world whose baseline has not learned more than word overlap retrieves cannot show what an
     idea adds to learning (the rule :func:`floor_reading` states, fixed before any run of the world). A claim whose
-    arms have not run reads so too: no run of them could be judged on this world. With no VSE++ records the claims
-    keep their verdicts (they say "not run" already)."""
+    arms have not run, or that has too few seeds, reads so too: no run of them could be judged on this world. With
+    no VSE++ records the claims keep their verdicts (they say "not run" already)."""
     out, read = claims.copy(), _against_floor(floors)
     if read is None or read[2] >= read[1] * (1 + FLOOR_MATCH):
         return out
@@ -126,7 +137,9 @@ def level_gate(claims: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
     """``claims`` (a judged claims table) with every verdict of a paper whose model is below its level
     (:func:`levels`) turned into ``not judged (below its level: ...)``, or ``not judged (no VSE++ on no more
     images to set its level)`` when the model ran and the reference did not; the reason also goes to the
-    ``training`` column. Rows not judged for another reason keep theirs."""
+    ``training`` column. A row not judged for too few seeds takes the level's reason (more seeds of a model below
+    its level would not be judged either; the count stays: "...; on 2 seeds"); one not judged for another reason
+    keeps it."""
     out = claims.copy()
     for _, lv in table.iterrows():
         known = lv.reached is not None and not (isinstance(lv.reached, float) and math.isnan(lv.reached))
