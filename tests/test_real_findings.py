@@ -38,11 +38,22 @@ def test_differing_verdicts_give_the_papers_hypothesis_and_its_experiment():
                               ("real_ssamt_pm_phrase_score_i2t", "holds (n=5)", "holds (n=5)"),
                               ("real_ssamt_pm_phrase_score_t2i", "holds (n=5)", "not judged (2 seeds)")])  # one world
     text = _section(paper_findings(claims, worlds), "ssamt")
-    assert "1 of the 2 verdicts both worlds gave differs: what those claims say" in text
+    assert "1 of the 2 verdicts both worlds gave differs (holds in one world, does not hold in the other): what those claims say" in text
     # every verdict both worlds gave differs; a paper with one claim
     claims, worlds = _tables([("real_teran_mrsw_beats_mwsr_t2i", "inconclusive (n=5)", "holds (n=5)"),
                               ("real_teran_mrsw_beats_mwsr_i2t", "does not hold (n=5)", "holds (n=5)")])
-    assert "Each of the 2 verdicts both worlds gave differs" in _section(paper_findings(claims, worlds), "teran")
+    teran = _section(paper_findings(claims, worlds), "teran")
+    assert "1 of the 2 verdicts both worlds gave differs (holds in one world, does not hold in the other)" in teran
+    # inconclusive in one world, decided in the other: no conflict, no hypothesis
+    assert ("1 of the 2 verdicts both worlds gave differs only in resolution (inconclusive here, holds in the synthetic "
+            "world): one world's interval settles what the other's leaves open. That is no conflict") in teran
+    claims, worlds = _tables([("real_teran_mrsw_beats_mwsr_t2i", "does not hold (n=5)", "holds (n=5)"),
+                              ("real_teran_mrsw_beats_mwsr_i2t", "does not hold (n=5)", "holds (n=5)")])
+    assert "Each of the 2 verdicts both worlds gave differs (holds in one" in _section(paper_findings(claims, worlds), "teran")
+    claims, worlds = _tables([("real_nbr_ours_not_on_literal", "holds (n=5)", "inconclusive (n=3)")])
+    nbr = _section(paper_findings(claims, worlds), "neighborhoods")
+    assert "The verdict both worlds gave differs only in resolution (holds here, inconclusive in the synthetic world)" in nbr
+    assert "A hypothesis" not in nbr
     claims, worlds = _tables([("real_nbr_ours_not_on_literal", "inconclusive (n=5)", "inconclusive (n=3)")])
     assert "Both worlds judged its one claim, and their verdicts agree (inconclusive in both" in \
         _section(paper_findings(claims, worlds), "neighborhoods")

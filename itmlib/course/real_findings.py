@@ -3,11 +3,13 @@ real-language world's, and what the difference between the two worlds teaches - 
 
 The two worlds differ in their language only (a grammar of a few hundred words against real COCO captions, in
 other annotators' words than the image's), so where a claim's verdicts agree the claim does not rest on the
-grammar, and where they differ it does. *Why* it does is not measured here: each paper's reading of a
-difference is worded as a hypothesis beside the experiment that would test it (:data:`PAPERS`). A paper none
-of whose claims is judged here teaches nothing yet, and says why (no records, or its model below its level:
-:mod:`itmlib.course.real_levels`). Where the paper's model stays below the lexical floor, the paragraph says
-so: word overlap alone retrieves better there than the model, too easy a world to show its idea.
+grammar, and where one world says it holds and the other that it does not, it does; one world deciding what the
+other leaves inconclusive is no conflict (one interval settles what the other does not). *Why* it does is not
+measured here: each paper's reading of a difference is worded as a hypothesis beside the experiment that would
+test it (:data:`PAPERS`). A paper none of whose claims is judged here teaches nothing yet, and says why (no
+records, or its model below its level: :mod:`itmlib.course.real_levels`). Where the paper's model stays below
+the lexical floor, the paragraph says so: word overlap alone retrieves better there than the model, too easy a
+world to show its idea.
 """
 
 from __future__ import annotations
@@ -46,6 +48,38 @@ PAPERS = {
 _AGREE = {"holds": "what holds on the grammar's words holds on real captions, so it does not rest on the toy language",
           "does not hold": "what fails on the grammar fails on real captions too, so the toy language is not why it fails",
           "inconclusive": "neither world separates the arms at these seeds"}
+
+
+#: the verdicts that decide a claim; two of them that differ conflict, one beside "inconclusive" does not
+_DECISIVE = ("holds", "does not hold")
+
+
+def _differences(here: pd.Series, there: pd.Series, hypothesis: str, experiment: str) -> str:
+    """What the verdicts both worlds gave, where some differ, teach: a verdict that holds in one world and does not
+    hold in the other says the claim rests on the language (the paper's ``hypothesis`` and the ``experiment`` that
+    would test it); one world deciding what the other leaves inconclusive says only that one interval settles
+    what the other does not."""
+    k = len(here)
+    conflict = here.isin(_DECISIVE) & there.isin(_DECISIVE) & (here != there)
+    unsettled = (here != there) & ~conflict
+
+    def which(n: int, verb: str) -> str:
+        if k == 1:
+            return f"The verdict both worlds gave {verb}s"
+        return f"Each of the {k} verdicts both worlds gave {verb}s" if n == k else \
+            f"{n} of the {k} verdicts both worlds gave {verb}{'s' if n == 1 else ''}"
+
+    out = []
+    if conflict.any():
+        out.append(f"{which(int(conflict.sum()), 'differ')} (holds in one world, does not hold in the other): what those "
+                   f"claims say rests on the language. A hypothesis, not measured: {hypothesis}. The experiment that "
+                   f"would test it: {experiment}.")
+    if unsettled.any():
+        pairs = "; ".join(sorted({f"{h} here, {t} in the synthetic world" for h, t in zip(here[unsettled], there[unsettled])}))
+        out.append(f"{which(int(unsettled.sum()), 'differ')} only in resolution ({pairs}): one world's interval "
+                   f"settles what the other's leaves open. That is no conflict, so nothing here says the claim rests on "
+                   f"the language.")
+    return " ".join(out)
 
 
 def _why_not(verdicts: pd.Series) -> str:
@@ -114,12 +148,7 @@ def paper_findings(claims: pd.DataFrame, worlds: pd.DataFrame, floor: pd.DataFra
             which = "its one claim" if total == 1 else f"all {total} of its claims" if k == total else f"{k} of its {total} claims"
             lesson = f"Both worlds judged {which}, and their verdicts agree ({agreed})."
         else:
-            n, k = int((here[both] != there[both]).sum()), int(both.sum())
-            which = ("The verdict both worlds gave differs" if k == 1 else f"Each of the {k} verdicts both worlds gave differs"
-                     if n == k else f"{n} of the {k} verdicts both worlds gave differ{'s' if n == 1 else ''}")
-            lesson = (f"{which}: what those claims say rests "
-                      f"on the language. A hypothesis, not measured: {hypothesis}. The experiment that would test it: "
-                      f"{experiment}.")
+            lesson = _differences(here[both], there[both], hypothesis, experiment)
         lesson += _below_floor({c.model for _, c in own}, floor)
         out.append("\n".join(lines) + f"\n\n*What the difference teaches.* {lesson}")
     return "\n\n".join(out)
