@@ -30,6 +30,20 @@ def test_paper_side_reads_the_transcribed_cells():
     assert paper_cells(claim("teran_grounds_tern_not")) == ([], [])
 
 
+def test_a_replayed_claim_is_found_as_the_real_language_notebook_judges_it():
+    """A 09 replay of a claim that is no headline claim where it comes from (07's literal claim) is one in 09,
+    where it needs 5 seeds; its findings line counts it so."""
+    from itmlib.course.findings import verdict_sentence
+
+    orig, real = claim("nbr_ours_not_on_literal"), claim("real_nbr_ours_not_on_literal")
+    assert (orig.headline, orig.notebook) == (False, "07_semantic_neighborhoods")
+    assert (real.headline, real.notebook, real.margin) == (True, "09_real_language", orig.margin)
+    table = pd.DataFrame({"id": ["real_nbr_ours_not_on_literal", "real_sam_full_raises_ncs"],
+                          "verdict": ["holds (n=5)", "not judged (1 seed)"]})
+    assert verdict_sentence(table) == ("**2 paper claims: 1 holds, 1 not judged.** Headline claims: 1 holds, "
+                                       "1 not judged.")
+
+
 def test_bad_claim_entries_raise_with_the_file_and_the_problem():
     ok = {"id": "x", "notebook": "08_teran", "paper_table": "T1", "kind": "paper", "claim": "c", "metric": "rsum",
           "model": "a", "baseline": "b", "expect": "higher", "paper": {"text": "none"}}

@@ -179,13 +179,16 @@ def load_claims(paper: str) -> tuple[Claim, ...]:
 
 
 def claim(claim_id: str) -> Claim:
-    """One claim by its id, from whichever paper's file holds it."""
+    """One claim by its id, from whichever paper's file holds it, or a replayed one (``real_<id>``) as
+    :func:`replayed_claims` makes it."""
     for p in CLAIM_FILES:
         for c in load_claims(p):
             if c.id == claim_id:
                 return c
-    if claim_id != replayed_from(claim_id):     # a replayed claim (:func:`replayed_claims`): the original's flags
-        return claim(replayed_from(claim_id))
+    if claim_id != replayed_from(claim_id):
+        # a replayed claim as :func:`replayed_claims` judges it (a headline claim there), else the original's flags
+        replayed = next((c for c in replayed_claims(own=False) if c.id == claim_id), None)
+        return replayed or claim(replayed_from(claim_id))
     raise ValueError(f"no claim with id {claim_id!r}")
 
 
