@@ -120,11 +120,9 @@ def _cores() -> int:
 
 def _cpu() -> str:
     """The CPU's model name (sessions land on different machines: a sitting's speed is of its machine)."""
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return "unknown"
+    from itmlib.training.records import cpu_model
+
+    return cpu_model() or "unknown"
 
 
 def _epoch_speed(log: Path) -> str:

@@ -23,7 +23,6 @@ training image stays within it.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
 
 import pandas as pd
@@ -81,7 +80,7 @@ def levels(vse: pd.DataFrame, runs: Mapping[str, tuple[pd.DataFrame, float]]) ->
 
 #: a verdict not judged for too few seeds (:func:`~itmlib.claims.verdicts.not_judged_seeds`): a gate's reason replaces
 #: it, since more seeds of a model below its level (or on a world below its floor) still would not be judged
-_TOO_FEW_SEEDS = re.compile(r"not judged \((\d+) seeds?(?:; a headline claim needs \d+)?\)")
+_TOO_FEW_SEEDS = r"^not judged \((\d+) seeds?(?:; a headline claim needs \d+)?\)$"
 
 
 def _not_judged(out: pd.DataFrame, rows: pd.Series, why: str, *, not_run: bool = False) -> None:
@@ -92,9 +91,8 @@ def _not_judged(out: pd.DataFrame, rows: pd.Series, why: str, *, not_run: bool =
 
     verdict = out.verdict.astype(str)
     kind = verdict.str.split(" (", regex=False).str[0]
-    seeds = verdict.str.fullmatch(_TOO_FEW_SEEDS.pattern)
-    rows = rows & (kind.isin(LABELS) | seeds | (not_run & (kind == "not run")))
-    counted = verdict.str.extract(_TOO_FEW_SEEDS.pattern, expand=False)
+    counted = verdict.str.extract(_TOO_FEW_SEEDS, expand=False)     # the seed count, NaN for any other verdict
+    rows = rows & (kind.isin(LABELS) | counted.notna() | (not_run & (kind == "not run")))
     out.loc[rows, "verdict"] = [f"not judged ({why}; on {n} seed{'' if n == '1' else 's'})" if isinstance(n, str)
                                 else f"not judged ({why})" for n in counted[rows]]
     out.loc[rows, "training"] = out.loc[rows, "training"].fillna("").astype(str).map(lambda s: f"{why}; {s}" if s else why)

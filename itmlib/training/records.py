@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 __all__ = ["RECORD_VERSION", "RECORDS_READ", "note_records_read", "orphan_records",
            "checkpoint_name", "member_config", "trained_config", "figure_record", "member_record_path",
-           "recorded_seconds", "trained_where", "devices_note", "environment"]
+           "recorded_seconds", "trained_where", "devices_note", "environment", "cpu_model"]
 
 
 #: bump when a record's layout changes (older records are then ignored, not misread)
@@ -138,7 +138,7 @@ def _seconds(seconds: float) -> float | None:
     return None if np.isnan(seconds) else round(float(seconds), 1)
 
 
-def _cpu_model() -> str:
+def cpu_model() -> str:
     """The CPU's model name (Linux's ``/proc/cpuinfo``; else :func:`platform.processor`, possibly "")."""
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as fh:
@@ -154,7 +154,7 @@ def environment() -> dict[str, Any]:
     import torch
 
     return {"python": platform.python_version(), "torch": torch.__version__, "numpy": np.__version__,
-            "cpu": _cpu_model(), "threads": torch.get_num_threads()}
+            "cpu": cpu_model(), "threads": torch.get_num_threads()}
 
 
 def _write_record(path: Path, member: Member, trained: TrainConfig, key: str,
