@@ -198,6 +198,20 @@ def test_a_probe_chooses_the_best_recipe_and_within_one_percent_the_smaller_knob
         probe_choice(t.iloc[0:0], "warmup_epochs")
 
 
+def test_a_probe_names_no_choice_until_every_planned_recipe_is_in():
+    import pandas as pd
+
+    from itmlib.training.probes import probe_status
+
+    t = pd.DataFrame({"warmup_epochs": [3, 6, 20], "dev at best": [200.0, 250.0, 252.0]})
+    assert probe_status(t, "warmup_epochs", [3, 6, 20]) == "the rule chooses 6 of the [3, 6, 20] probed"
+    # with 3 alone in, probe_choice would say 3: the status waits instead
+    assert probe_status(t.iloc[:1], "warmup_epochs", [3, 6, 20]) == \
+        "probed [3] of [3, 6, 20]: the rule chooses once [6, 20] are in"
+    assert probe_status(t.iloc[:2], "warmup_epochs", (3, 6, 20)).endswith("once [20] is in")
+    assert probe_status(t.iloc[0:0], "warmup_epochs", [3, 6, 20]).startswith("probed none of [3, 6, 20]")
+
+
 def test_a_claim_whose_arm_collapses_under_every_probed_recipe_is_judged_and_says_so():
     import dataclasses
 

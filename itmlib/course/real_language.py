@@ -35,6 +35,7 @@ from ..training.grid import Grid, Member
 
 __all__ = ["grids", "WORLD_RECIPES", "PAPER_RECIPES", "with_paper_recipes", "scarce_fraction", "scarce_grid", "members",
            "world", "followup", "seed0_probes", "warmup_probes", "patience_probe", "SCARCE_ARMS", "TERAN_ARMS",
+           "WARMUPS_PROBED",
            "PATIENCE_WORLDS"]
 
 #: SAM's arms at the scarce fraction, and TERAN's arms
@@ -53,6 +54,9 @@ TERAN_ARMS = ("TERAN mrsw", "TERAN mwsr", "TERN (global)")
 #: dev curves (seed 0; the notebook's table ``recipe_probe``); until this world's probes are in, v5's: MrSw 3
 #: (1 fell once the hardest negatives started), TERN 20 (3 and 6 fell)
 WORLD_RECIPES = {"medium": {"teran_warmup_epochs": 3, "tern_warmup_epochs": 20, "patience": 5}}
+#: the warm-ups TERAN MrSw and TERN are each probed over (seed 0) before the rule chooses one: 3, 6 and the whole
+#: budget (the hinge summed over every negative throughout; 08's at most 20 epochs)
+WARMUPS_PROBED = (3, 6, 20)
 #: the world whose VSE++ dev curve chose :data:`WORLD_RECIPES`'s ``patience`` at a scale (its ``ITMDataset.source``):
 #: v6, 29,000 training images and 500 dev images; v7 is v6's scenes and perception on the size probe's sizes
 PATIENCE_WORLDS = {"medium": coco_scenes_source(0, scale="medium", version=6)}

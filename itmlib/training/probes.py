@@ -10,7 +10,7 @@ import pandas as pd
 
 from .convergence import SELECT_COLUMNS, _first_epoch, _warmup_end, arm_labels, seed_state
 
-__all__ = ["probe_curves", "probe_choice", "budget_note"]
+__all__ = ["probe_curves", "probe_choice", "probe_status", "budget_note"]
 
 
 def probe_curves(records: list[Mapping[str, Any]], knobs: Iterable[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -41,6 +41,17 @@ def probe_choice(table: pd.DataFrame, knob: str, tie: float = 0.01) -> Any:
         raise ValueError("a probe with no records chooses nothing")
     top = float(table["dev at best"].max())
     return min(table.loc[table["dev at best"] >= top * (1 - tie), knob])
+
+
+def probe_status(table: pd.DataFrame, knob: str, planned: Iterable[Any]) -> str:
+    """What a probe's rule says of its table (one member) so far: its choice (:func:`probe_choice`) once every
+    ``planned`` value of ``knob`` has a record, otherwise which values are in and which it waits on (a rule that
+    chose among the values probed so far could choose another once the rest are in)."""
+    planned = list(planned)
+    tried = sorted(set(table[knob])) if len(table) else []
+    if missing := [v for v in planned if v not in tried]:
+        return f"probed {tried or 'none'} of {planned}: the rule chooses once {missing} {'is' if len(missing) == 1 else 'are'} in"
+    return f"the rule chooses {probe_choice(table, knob)} of the {tried} probed"
 
 
 def budget_note(configs: Iterable[Any]) -> str:
