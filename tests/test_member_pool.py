@@ -254,19 +254,29 @@ def test_arm_keeps_the_named_arms_members_and_an_unknown_arm_is_refused(pool, mo
     assert listed == [("TERN (global)", "0"), ("TERN (global)", "1"), ("TERAN mrsw", "0"), ("TERAN mrsw", "1")]
 
 
-def test_10s_warm_ups_in_ci_medium_are_what_its_committed_probes_choose(pool):
+def test_09s_warm_ups_at_medium_are_what_the_committed_probes_choose(pool):
     """TERAN's and TERN's warm-ups at medium (``teran_warmup_epochs``, ``tern_warmup_epochs``) are the ones the
-    probe rule (:func:`~itmlib.training.probes.probe_choice`) picks from the committed seed-0 records: the
-    probes' and the retrain's own; each probe tried two warm-ups or more."""
-    from itmlib.course.real_language import warmup_probes
+    probe rule (:func:`~itmlib.training.probes.probe_choice`) picks from the committed seed-0 records (the probes'
+    and the retrain's own): this world's, once they cover every warm-up of ``WARMUPS_PROBED``; until then the
+    previous version's (v5: TERAN over 1 and 3, TERN over 3, 6 and 20). A half-probed world changes nothing."""
+    from itmlib.course.real_language import WARMUPS_PROBED, warmup_probes
+    from itmlib.data.coco_scenes import coco_scenes_source
     from itmlib.training.probes import probe_choice, probe_curves
 
     p = pool.notebook_params("09_real_language", "medium")
-    seed0 = warmup_probes(ROOT / "results" / "09_real_language")
-    assert {r["seed"] for r in seed0} == {0} and len({(r["member"], r["config"]["warmup_epochs"]) for r in seed0}) == len(seed0)
+    folder = ROOT / "results" / "09_real_language"
     for member, knob in (("TERAN mrsw", "teran_warmup_epochs"), ("TERN (global)", "tern_warmup_epochs")):
-        _, table = probe_curves([r for r in seed0 if r["member"] == member], ["warmup_epochs"])
-        assert len(table) >= 2 and probe_choice(table, "warmup_epochs") == p[knob], (member, table)
+        tables = {}
+        for version in (None, 5):
+            world = coco_scenes_source(0, scale="medium", **({"version": version} if version else {}))
+            seed0 = [r for r in warmup_probes(folder, data=world) if r["member"] == member]
+            assert {r["seed"] for r in seed0} <= {0} and len({r["config"]["warmup_epochs"] for r in seed0}) == len(seed0)
+            tables[version] = probe_curves(seed0, ["warmup_epochs"])[1]
+        here = tables[None]
+        if len(here) and set(WARMUPS_PROBED) <= set(here.warmup_epochs):
+            assert probe_choice(here, "warmup_epochs") == p[knob], (member, here)
+        else:
+            assert len(tables[5]) >= 2 and probe_choice(tables[5], "warmup_epochs") == p[knob], (member, tables[5])
 
 
 def test_09s_patience_stops_sam_and_teran_arms_alike_and_without_it_the_configs_are_05s_and_08s(pool):
