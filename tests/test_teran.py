@@ -105,12 +105,22 @@ def test_text_encoder_loads_offline_and_is_deterministic(bert_model):
     with torch.no_grad():
         m = a["attn"]
         direct = hf.eval()(input_ids=a["ids"], attention_mask=m).last_hidden_state
-    np.testing.assert_allclose(a["states"].numpy() * m[..., None].numpy(), direct.numpy() * m[..., None].numpy(),
+    np.testing.assert_allclose(a["states"].padded().numpy() * m[..., None].numpy(), direct.numpy() * m[..., None].numpy(),
                                atol=1e-4)
     bert_model.eval()
     w1, _, g1 = bert_model.encode_words(a)
     w2, _, g2 = bert_model.encode_words(bert_model.text_inputs(caps))
     assert torch.equal(w1, w2) and torch.equal(g1, g2)
+
+
+def test_frozen_states_keep_each_distinct_captions_tokens_once(bert_model):
+    """The cache packs the states (no padding): its store holds the distinct captions' real tokens only, and a
+    repeated caption reads its first copy's."""
+    caps = ["a zebra chases a striped kite", "two dogs", "a zebra chases a striped kite"]
+    t = bert_model.text_inputs(caps)
+    s = t["states"]
+    assert s.flat.shape[0] == int(t["attn"][:2].sum()) < t["attn"].numel()
+    assert s.shape == (3, t["ids"].shape[1], s.flat.shape[1]) and torch.equal(s.padded()[2], s.padded()[0])
 
 
 def test_word_index_and_alignment_masks(bert_model):
@@ -399,7 +409,7 @@ def test_finetuning_the_top_layers_equals_the_full_forward_and_trains_only_them(
     t = m.text_inputs(caps)
     tok, hf, _ = load_text_encoder()
     with torch.no_grad():   # cached lower states + the copied top layers == the pretrained model end to end
-        h = t["states"]
+        h = t["states"].padded()
         add = torch.zeros(2, 1, 1, h.shape[1]).masked_fill(~t["attn"][:, None, None, :], torch.finfo(h.dtype).min)
         for layer in m.bert_top:
             h = layer(h, attention_mask=add)

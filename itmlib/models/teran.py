@@ -56,6 +56,7 @@ from ..data.base import ITMDataset
 from ..data.inputs import region_inputs
 from .alignment import POOLINGS, pooled_scores, score_matrix
 from .length_groups import by_length
+from .packed_states import PackedStates
 from .vocab import Vocab, tokenize
 
 __all__ = ["TERANConfig", "TERANModel", "Features", "score_matrix", "load_text_encoder", "shape_walkthrough", "STOPWORDS"]
@@ -136,7 +137,7 @@ def load_text_encoder(path: str | os.PathLike[str] | None = None) -> tuple[Any, 
     return tok, model, p
 
 
-_STATE_CACHE: dict[str, torch.Tensor] = {}
+_STATE_CACHE: dict[str, PackedStates] = {}
 
 
 def _te(d: int, cfg: TERANConfig, layers: int) -> nn.TransformerEncoder:
@@ -248,33 +249,36 @@ class TERANModel(nn.Module):
         return out
 
     @torch.no_grad()
-    def _cached_states(self, captions: Sequence[str], ids: torch.Tensor, attn: torch.Tensor) -> torch.Tensor:
-        """Frozen-BERT states (N, T, h) of every caption - the last layer's, or with ``finetune_layers=n``
-        those entering the top n layers: each distinct caption once, in length-sorted batches (little
-        padding), cached in memory for later models."""
+    def _cached_states(self, captions: Sequence[str], ids: torch.Tensor, attn: torch.Tensor) -> PackedStates:
+        """Frozen-BERT states of every caption - the last layer's, or with ``finetune_layers=n`` those entering
+        the top n layers: each distinct caption once, in length-sorted batches (little padding), packed without
+        padding (:class:`~itmlib.models.packed_states.PackedStates`, taken like the padded (N, T, h) tensor) and
+        cached in memory for later models."""
         key = hashlib.sha256(("\n".join(captions) + f"|{self.text_path}|{self.cfg.max_length}|{self.cfg.finetune_layers}"
                               ).encode()).hexdigest()
         if key not in _STATE_CACHE:
             bert = self._bert_model()
             bert_device = next(bert.parameters()).device
             first: dict[str, int] = {}
-            rows = np.array([first.setdefault(c, i) for i, c in enumerate(captions)])
-            uniq = np.unique(rows)
-            lengths = attn[uniq].sum(1).numpy()
-            order = uniq[np.argsort(lengths, kind="stable")]
-            states = torch.zeros(len(captions), ids.shape[1], int(bert.config.hidden_size))
+            rows = torch.from_numpy(np.array([first.setdefault(c, i) for i, c in enumerate(captions)], dtype=np.int64))
+            uniq = torch.unique(rows)
+            order = uniq[torch.argsort(attn[uniq].sum(1), stable=True)]
+            n = attn[order].sum(1)
+            start = torch.zeros(len(captions), dtype=torch.long)
+            start[order] = torch.cumsum(n, 0) - n      # the sorted captions' tokens lie one after another
+            flat = torch.empty(int(n.sum()), int(bert.config.hidden_size))
             for s in range(0, len(order), 256):
-                b = torch.from_numpy(order[s:s + 256])
+                b = order[s:s + 256]
                 m = attn[b]
                 L = int(m.sum(1).max())
                 o = bert(input_ids=ids[b, :L].to(bert_device), attention_mask=m[:, :L].to(bert_device),
                          output_hidden_states=bool(self.cfg.finetune_layers))
                 h = o.hidden_states[-1 - self.cfg.finetune_layers] if self.cfg.finetune_layers else o.last_hidden_state
-                states[b, :L] = h.float().cpu() * m[:, :L, None]
-            states = states[torch.from_numpy(rows)]
+                first_token = int(start[b[0]])
+                flat[first_token:first_token + int(m.sum())] = h.float().cpu()[m[:, :L]]   # row by row, in token order
             if len(_STATE_CACHE) > 8:
                 _STATE_CACHE.clear()
-            _STATE_CACHE[key] = states
+            _STATE_CACHE[key] = PackedStates(flat, start[rows], attn.sum(1)[rows], ids.shape[1])
         return _STATE_CACHE[key]
 
     # ----- encoders ---------------------------------------------------------------------------------

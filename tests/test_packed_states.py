@@ -1,0 +1,45 @@
+"""PackedStates: rows over a packed token store, taken like the padded tensor they replace."""
+
+import numpy as np
+import pytest
+import torch
+
+from itmlib.models.packed_states import PackedStates
+
+
+def _store():
+    # three captions of 2, 3 and 1 tokens (h = 2), then a row sharing caption 0's tokens
+    flat = torch.tensor([[1., 2.], [3., 4.], [5., 6.], [7., 8.], [9., 10.], [11., 12.]])
+    return PackedStates(flat, torch.tensor([0, 2, 5, 0]), torch.tensor([2, 3, 1, 2]), width=4)
+
+
+def test_padded_rows_hold_each_captions_tokens_then_zeros_by_hand():
+    s = _store()
+    assert s.shape == (4, 4, 2) and len(s) == 4
+    want = torch.tensor([[[1., 2.], [3., 4.], [0., 0.], [0., 0.]],
+                         [[5., 6.], [7., 8.], [9., 10.], [0., 0.]],
+                         [[11., 12.], [0., 0.], [0., 0.], [0., 0.]],
+                         [[1., 2.], [3., 4.], [0., 0.], [0., 0.]]])
+    assert torch.equal(s.padded(), want)
+    assert torch.equal(s[:, :3], want[:, :3]) and torch.equal(s[:, :], want)
+
+
+def test_rows_are_taken_like_a_tensors_without_copying_the_store():
+    s = _store()
+    for idx in (torch.tensor([2, 0]), np.array([2, 0]), slice(1, 3), torch.tensor([False, True, True, False])):
+        part = s[idx]
+        assert isinstance(part, PackedStates) and part.flat is s.flat
+        assert torch.equal(part[:, :3], s.padded()[idx][:, :3])
+    assert s.to("cpu") is s
+
+
+def test_bad_stores_and_indexing_fail_with_a_clear_error():
+    flat = torch.zeros(3, 2)
+    with pytest.raises(ValueError, match="outside the store"):
+        PackedStates(flat, torch.tensor([2]), torch.tensor([2]), width=4)
+    with pytest.raises(ValueError, match="exceed"):
+        PackedStates(flat, torch.tensor([0]), torch.tensor([3]), width=2)
+    with pytest.raises(ValueError, match="flat"):
+        PackedStates(torch.zeros(3), torch.tensor([0]), torch.tensor([1]), width=2)
+    with pytest.raises(IndexError, match="only states"):
+        _store()[0, :2]
