@@ -41,5 +41,6 @@ def test_bad_stores_and_indexing_fail_with_a_clear_error():
         PackedStates(flat, torch.tensor([0]), torch.tensor([3]), width=2)
     with pytest.raises(ValueError, match="flat"):
         PackedStates(torch.zeros(3), torch.tensor([0]), torch.tensor([1]), width=2)
-    with pytest.raises(IndexError, match="only states"):
-        _store()[0, :2]
+    for bad in ((0, slice(None, 2)), (torch.tensor([0]), slice(None, 2)), (slice(None), 1)):
+        with pytest.raises(IndexError, match="only states"):
+            _store()[bad]

@@ -1,12 +1,13 @@
 """A frozen text encoder's token states of many captions, packed: each caption's tokens once, no padding.
 
 TERAN with a frozen BERT (:mod:`itmlib.models.teran`) encodes every caption once and reads its states each
-epoch. Padded to the longest caption (64 word-pieces), the 174,000 training captions of the real-language world
-(58,000 images x 3) take 174,000 x 64 x 384 floats = 17 GB, more than the 2-core machine's worker can hold;
-packed, only their real tokens (~14 a caption: ~3.7 GB). :class:`PackedStates` is taken like the padded
-``(N, T, h)`` tensor it replaces - rows with ``states[idx]`` or ``states[a:b]`` (no tokens copied), the padded
-batch with ``states[:, :L]`` - so the training loop and the length groups slice it as any input tensor; the
-padded batch holds the same values as the padded tensor did (zeros past each caption's tokens).
+epoch. Padded to the longest caption (54 word-pieces), the 174,000 training captions of the real-language world
+(58,000 images x 3) take 174,000 x 54 x 384 floats = 13.4 GiB, more than a worker of the 24 GB machine can hold
+beside its world; packed, only their real tokens (12.9 a caption: 3.15 GiB; ``benchmarks/bench_teran_states.py``).
+:class:`PackedStates` is taken like the padded ``(N, T, h)`` tensor it replaces - rows with ``states[idx]`` or
+``states[a:b]`` (no tokens copied), the padded batch with ``states[:, :L]`` - so the training loop and the length
+groups slice it as any input tensor; the padded batch holds the same values as the padded tensor did (zeros past
+each caption's tokens).
 """
 
 from __future__ import annotations
@@ -59,7 +60,8 @@ class PackedStates:
         ``states[:, :L]``: every row padded to ``L`` slots (a tensor (N, L, h), zeros past a row's tokens)."""
         if isinstance(idx, tuple):
             rows, cols = idx
-            if rows != slice(None) or not isinstance(cols, slice) or cols.start not in (None, 0) or cols.step not in (None, 1):
+            every_row = isinstance(rows, slice) and rows == slice(None)
+            if not every_row or not isinstance(cols, slice) or cols.start not in (None, 0) or cols.step not in (None, 1):
                 raise IndexError("PackedStates: only states[rows] and states[:, :L] are supported")
             return self.padded(self.width if cols.stop is None else min(int(cols.stop), self.width))
         return PackedStates(self.flat, self.start[idx], self.length[idx], self.width)
