@@ -205,6 +205,25 @@ def test_cache_resumes_and_is_keyed_by_inputs_and_settings(tmp_path, coco):
     assert np.array_equal(a, relevance_matrix("rouge_l", refs, cands, cache=False))
 
 
+def test_a_complete_cached_matrix_is_mapped_copy_on_write(tmp_path):
+    """Read back from one file mapped into memory (pool workers share its pages): equal to what was computed, a
+    plain writeable ndarray, and a write stays in the process - the next read sees the file's values."""
+    cache = RelevanceCache(tmp_path)
+    want = np.arange(12.0).reshape(3, 4)
+    calls = []
+
+    def compute(rows):
+        calls.append(rows.start)
+        return want[rows]
+
+    a = cache.matrix("m", {}, [["x"]] * 3, ["c"] * 4, compute, block=2)
+    assert type(a) is np.ndarray and np.array_equal(a, want) and a.flags.writeable and not a.flags.owndata
+    assert (cache.entry("m", {}, [["x"]] * 3, ["c"] * 4) / "matrix.npy").is_file()
+    a[0, 0] = -1.0
+    b = cache.matrix("m", {}, [["x"]] * 3, ["c"] * 4, compute, block=2)
+    assert calls == [0, 2] and b[0, 0] == 0.0 and np.array_equal(b, want)
+
+
 def test_cider_index_pairs_equal_the_matrix(coco):
     from itmlib.relevance import CiderDIndex
 
