@@ -3,7 +3,7 @@
     python benchmarks/bench_teran_states.py                       # 09's real-language world at medium
     python benchmarks/bench_teran_states.py --dataset synthetic   # 08's
 
-Tokenizes the captions as ``TERANModel.text_inputs`` does (no BERT forward) and counts float32 states: the
+Tokenizes the captions with ``TERANModel.text_inputs`` (no BERT forward) and counts float32 states: the
 padded (N, T, h) tensor the cache held before :class:`itmlib.models.packed_states.PackedStates`, and the packed
 store (each distinct caption's real tokens once).
 """
@@ -22,17 +22,15 @@ def main() -> None:
     ap.add_argument("--dataset", default="coco_scenes")
     ap.add_argument("--scale", default="medium")
     args = ap.parse_args()
-    from itmlib.models.teran import TERANConfig, load_text_encoder
-    from itmlib.models.vocab import tokenize
+    from itmlib.models.teran import TERANConfig, TERANModel
     from itmlib.training.world import load_splits
 
     t0 = time.time()
     train, _, _ = load_splits(args.dataset, args.scale, 0)
-    tok, bert, _ = load_text_encoder()
-    enc = tok([tokenize(c) or ["<unk>"] for c in train.captions], is_split_into_words=True, padding=True,
-              truncation=True, max_length=TERANConfig.max_length, return_tensors="pt")
-    attn = enc["attention_mask"].bool()
-    h = int(bert.config.hidden_size)
+    # finetune_text: the model's own tokenisation of every caption, without the frozen encoder's forward
+    model = TERANModel(TERANConfig(region_dim=1, finetune_text=True))
+    attn = model.text_inputs(train.captions)["attn"]
+    h = int(model.bert.config.hidden_size)
     first: dict[str, int] = {}
     distinct = sorted({first.setdefault(c, i) for i, c in enumerate(train.captions)})
     padded = attn.numel() * h * 4

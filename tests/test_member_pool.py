@@ -265,6 +265,9 @@ def test_09s_warm_ups_at_medium_are_what_the_committed_probes_choose(pool):
 
     p = pool.notebook_params("09_real_language", "medium")
     folder = ROOT / "results" / "09_real_language"
+    seed0 = warmup_probes(folder)
+    assert {r["seed"] for r in seed0} == {0} and len({(r["member"], r["config"]["data"], r["config"]["warmup_epochs"])
+                                                      for r in seed0}) == len(seed0)
     for member, knob in (("TERAN mrsw", "teran_warmup_epochs"), ("TERN (global)", "tern_warmup_epochs")):
         tables = {}
         for version in (None, 5):

@@ -8,7 +8,7 @@ input texts, so a change in any of them is a different entry: an entry can
 never be stale. Blocks are written atomically one by one; an interrupted
 computation resumes at the first missing block. A complete matrix is read memory-mapped (copy-on-write): the
 workers of a pool that read the same relevance share its pages instead of each holding a copy (TERAN's dev and
-test relevance on the real-language world: 1.7 GB a worker).
+test relevance on the real-language world: 1.8 GB a worker).
 """
 
 from __future__ import annotations
