@@ -254,6 +254,33 @@ def test_arm_keeps_the_named_arms_members_and_an_unknown_arm_is_refused(pool, mo
     assert listed == [("TERN (global)", "0"), ("TERN (global)", "1"), ("TERAN mrsw", "0"), ("TERAN mrsw", "1")]
 
 
+def test_a_sweep_queues_each_setting_position_by_position_and_a_shared_member_once(pool, monkeypatch, capsys):
+    """``--sweep teran_warmup_epochs 3 6 --sweep tern_warmup_epochs 20 3`` (a recipe probe of two baselines in one
+    queue) lists MrSw at 3 and TERN at 20, then MrSw at 6 and TERN at 3, each config with its own warm-up; a
+    member two settings share trains once; a sweep without values or sweeps of unequal length fail naming why."""
+    monkeypatch.setattr(pool, "phase_one_groups", lambda todo, *a: [[m] for m in todo])   # no world loaded
+    args = ["09_real_language", "--scale", "smoke", "--list", "-p", "n_seeds", "2", "-p", "papers", '["teran"]',
+            "--seeds", "0", "--sweep", "teran_warmup_epochs", "3", "6"]
+    assert pool.main([*args, "--sweep", "tern_warmup_epochs", "20", "3", "--arm", "TERAN mrsw", "TERN (global)"]) == 0
+    listed = [ln.strip() for ln in capsys.readouterr().out.splitlines() if ln.startswith("  ")]
+    assert [ln.split(",")[0] for ln in listed] == ["TERAN mrsw", "TERN (global)", "TERAN mrsw", "TERN (global)"]
+    assert listed[2].endswith("teran_warmup_epochs 6, tern_warmup_epochs 3")
+    settings = pool.sweep_settings([["teran_warmup_epochs", "3", "6"], ["tern_warmup_epochs", "20", "3"]])
+    plans = [pool.home("09_real_language").members(pool.notebook_params(
+        "09_real_language", "smoke", n_seeds=2, papers=["teran"], **{k: int(v) for k, v in s.items()})) for s in settings]
+    swept = [m for m in pool.sweep_members(plans, settings) if m.seed == 0]
+    assert [(m.name, m.config.warmup_epochs) for m in swept] == [
+        ("TERAN mrsw", 3), ("TERAN mwsr", 3), ("TERN (global)", 20), ("TERAN mrsw", 6), ("TERAN mwsr", 6),
+        ("TERN (global)", 3)]
+    # a second setting that changes nothing adds nothing
+    assert pool.sweep_members([plans[0], plans[0]], [{}, {}]) == pool.sweep_members([plans[0]], [{}])
+    with pytest.raises(ValueError, match="teran_warmup_epochs: 2, tern_warmup_epochs: 1"):
+        pool.sweep_settings([["teran_warmup_epochs", "3", "6"], ["tern_warmup_epochs", "20"]])
+    with pytest.raises(SystemExit):
+        pool.main([*args, "--sweep", "tern_warmup_epochs"])
+    assert "--sweep tern_warmup_epochs names no values" in capsys.readouterr().err
+
+
 def test_09s_warm_ups_at_medium_are_what_the_committed_probes_choose(pool):
     """TERAN's and TERN's warm-ups at medium (``teran_warmup_epochs``, ``tern_warmup_epochs``) are the ones the
     probe rule (:func:`~itmlib.training.probes.probe_choice`) picks from the committed seed-0 records (the probes'

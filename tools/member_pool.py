@@ -85,6 +85,31 @@ def followup(plan: Any, p: Any, context: Any, todo: list[tuple], follow: bool = 
     return plan.followup(p, context)
 
 
+def sweep_settings(sweeps: list[list[str]]) -> list[dict[str, str]]:
+    """``--sweep NAME V1 V2 ...`` options as the parameter settings they ask for, position by position: one
+    empty setting without a sweep. Raises ValueError for a sweep without values or sweeps of unequal length."""
+    if not sweeps:
+        return [{}]
+    if bad := [s[0] for s in sweeps if len(s) < 2]:
+        raise ValueError(f"--sweep {bad[0]} names no values: give --sweep NAME VALUE [VALUE ...]")
+    if len({len(s) for s in sweeps}) > 1:
+        raise ValueError("sweeps are taken position by position and need as many values each; got "
+                         + ", ".join(f"{s[0]}: {len(s) - 1}" for s in sweeps))
+    return [{s[0]: s[i] for s in sweeps} for i in range(1, len(sweeps[0]))]
+
+
+def sweep_members(plans: list[list[Member]], settings: list[dict[str, str]]) -> dict[Member, tuple[int, str]]:
+    """Each member of ``plans`` (the plan under each setting of a sweep) once, in order, with the index of the
+    first setting that plans it and that setting as text (empty without a sweep): a member whose config two
+    settings share (an arm the swept parameter does not touch) trains once."""
+    out: dict[Member, tuple[int, str]] = {}
+    for i, (plan, setting) in enumerate(zip(plans, settings)):
+        label = "".join(f", {n} {v}" for n, v in setting.items())
+        for m in plan:
+            out.setdefault(m, (i, label))
+    return out
+
+
 def _key(m: tuple) -> tuple:
     return m.name, m.fraction, m.seed, m.world
 
@@ -171,6 +196,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-followup", action="store_true",
                     help="train only the members named, never the ones that wait on them (SAM's scarce arms): for a "
                          "second pool beside one that will choose SAM's scarce fraction and train those arms")
+    ap.add_argument("--sweep", nargs="+", action="append", default=[], metavar=("NAME", "VALUE"),
+                    help="train the members under each value of a notebook parameter, in one queue: e.g. a recipe "
+                         "probe, --sweep teran_warmup_epochs 3 6 20 --sweep tern_warmup_epochs 20 3 6 (several sweeps "
+                         "are taken position by position, so they need as many values; a member two settings share "
+                         "trains once)")
     ap.add_argument("--list", action="store_true", help="print the members and stop")
     ap.add_argument("-p", "--param", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
                     help="a notebook parameter over ci/<scale>.yaml's (VALUE as JSON), e.g. -p papers '[\"neighborhoods\"]'")
@@ -183,12 +213,15 @@ def main(argv: list[str] | None = None) -> int:
 
     torch.set_num_threads(1)
     try:
-        p = notebook_params(args.notebook, args.scale, **{n: cli_value(v) for n, v in args.param})
+        settings = sweep_settings(args.sweep)
+        ps = [notebook_params(args.notebook, args.scale, **{n: cli_value(v) for n, v in args.param}, **s) for s in settings]
     except ValueError as e:
         ap.error(str(e))
+    p = ps[0]       # the workers' worlds: a sweep changes configs, not the data
     t0 = time.time()
     plan = home(args.notebook)
-    everyone = plan.members(p)
+    swept = sweep_members([plan.members(q) for q in ps], settings)
+    everyone = list(swept)
     if args.arm and (missing := set(args.arm) - {m.name for m in everyone}):
         ap.error(f"{args.notebook} has no arm(s) {sorted(missing)}; its arms: {sorted({m.name for m in everyone})}")
     if args.seeds and (missing := set(args.seeds) - {m.seed for m in everyone}):
@@ -196,12 +229,13 @@ def main(argv: list[str] | None = None) -> int:
     todo = [m for m in everyone if (args.world is None or m.world in args.world) and (not args.arm or m.name in args.arm)
             and (not args.seeds or m.seed in args.seeds)]
     if args.arm:    # the arms in the order given (the claims answered soonest first), each arm's seeds as planned
-        todo.sort(key=lambda m: args.arm.index(m.name))
+        todo.sort(key=lambda m: (swept[m][0], args.arm.index(m.name)))     # within each setting of a sweep
     groups = phase_one_groups(todo, p, args.notebook, args.ckpt_dir)
     print(f"[pool] {len(todo)} members of {args.notebook} at {args.scale}; data in {time.time() - t0:.0f} s", flush=True)
     if args.list:
         for g in groups:
-            print(" ", "; ".join(f"{m.name}, {m.world}, fraction {m.fraction:g}, seed {m.seed}, {m.config.epochs} epochs" for m in g))
+            print(" ", "; ".join(f"{m.name}, {m.world}, fraction {m.fraction:g}, seed {m.seed}, {m.config.epochs} epochs"
+                                 + swept[m][1] for m in g))
         return 0
     for kind in dict.fromkeys(m.world for m in todo):
         plan.world(kind, p, "cpu")      # relevance, Doc2Vec and Ω cached on disk before the workers start
