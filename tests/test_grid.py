@@ -259,6 +259,12 @@ def test_member_records_stand_in_for_training_and_give_the_same_tables(tmp_path,
     held, _ = run_grid(cfgs, tr, dv, dv, dv.relevance(), **kw,
                        context=on.replace(ckpt_dir=tmp_path / "b", record_dir=rec, executor="records:partial"))
     assert "1 of 4 members have no record yet and are left out: SAM, fraction 1, seed 1" in capsys.readouterr().out
+    # several missing members read as each arm's seeds, in plan order
+    from itmlib.training.grid import Member, _members_label
+
+    assert _members_label([Member("TERAN mrsw", None, 1.0, s) for s in (0, 1, 2)] + [Member("TERN", None, 1.0, 0),
+                           Member("TERAN mrsw", None, 0.5, 3)]) == \
+        "TERAN mrsw, fraction 1, seeds 0, 1, 2; TERN, fraction 1, seed 0; TERAN mrsw, fraction 0.5, seed 3"
     assert not (tmp_path / "b").exists()
     assert as_csv(held) == as_csv(plain[~((plain.method == "SAM") & (plain.seed == 1))].reset_index(drop=True))
     with pytest.raises(ValueError, match="record_dir"):
@@ -281,7 +287,7 @@ def test_member_records_stand_in_for_training_and_give_the_same_tables(tmp_path,
     assert orphan_records(rec, log) == []                              # the plan names all four
     log.unlink()
     changed = {**cfgs, "SAM": dataclasses.replace(cfgs["SAM"], lr=2 * cfgs["SAM"].lr)}
-    with pytest.raises(MissingMembers, match=r"2 of 4 members of the grid have no member record: SAM, fraction 1, seed 0"):
+    with pytest.raises(MissingMembers, match=r"2 of 4 members of the grid have no member record: SAM, fraction 1, seeds 0, 1 "):
         run_grid(changed, tr, dv, dv, dv.relevance(), **kw, context=on.replace(record_dir=rec, executor="records"))
     assert sorted(p.name.split("-")[0] for p in orphan_records(rec, log)) == ["SAM", "SAM"]
     monkeypatch.delenv("ITM_RECORDS_READ")

@@ -170,6 +170,16 @@ def _member_label(name: str, f: float, s: int) -> str:
     return f"{name}, fraction {f:g}, seed {s}"
 
 
+def _members_label(members: list[Member]) -> str:
+    """``members`` named compactly, for a reader: each arm and fraction once with its seeds, in plan order
+    ("TERAN mrsw, fraction 1, seeds 0, 1, 2; TERN (global), fraction 1, seed 0")."""
+    seeds: dict[tuple[str, float], list[int]] = {}
+    for m in members:
+        seeds.setdefault((m.name, m.fraction), []).append(m.seed)
+    return "; ".join(f"{n}, fraction {f:g}, seed{'s' * (len(ss) > 1)} {', '.join(map(str, ss))}"
+                     for (n, f), ss in seeds.items())
+
+
 def _member_status(c: TrainConfig, name: str, f: float, s: int, ckpt_dir: str) -> MemberStatus:
     """The progress status of a member whose config as trained is ``c``."""
     n = int(c.data.rsplit("|", 1)[1])
@@ -290,14 +300,14 @@ def _recorded_grid(members: list[Member], done: list[Any], *, partial: bool) -> 
     """The grid as its records hold it. Every member must have its record - the missing are named in a
     :class:`MissingMembers` error, so a config changed under a committed record fails loudly - unless
     ``partial`` (``executor="records:partial"``: a grid still training), which leaves them out on one line."""
-    missing = [_member_label(m.name, m.fraction, m.seed) for m, d in zip(members, done) if d is None]
+    missing = [m for m, d in zip(members, done) if d is None]
     if missing and not partial:
         raise MissingMembers(f"{len(missing)} of {len(members)} members of the grid have no member record: "
-                             + "; ".join(missing) + " (train them, or read a grid still training with "
+                             + _members_label(missing) + " (train them, or read a grid still training with "
                              "executor 'records:partial')")
     if missing:
         print(f"[grid] {len(missing)} of {len(members)} members have no record yet and are left out: "
-              + "; ".join(missing), flush=True)
+              + _members_label(missing), flush=True)
     kept = [d for d in done if d is not None]
     rows = [r for rs, _ in kept for r in rs]
     return (pd.DataFrame(rows) if rows else pd.DataFrame(columns=["fraction", "seed", "method"]),
