@@ -276,6 +276,8 @@ def test_a_sweep_queues_each_setting_position_by_position_and_a_shared_member_on
     assert pool.sweep_members([plans[0], plans[0]], [{}, {}]) == pool.sweep_members([plans[0]], [{}])
     with pytest.raises(ValueError, match="teran_warmup_epochs: 2, tern_warmup_epochs: 1"):
         pool.sweep_settings([["teran_warmup_epochs", "3", "6"], ["tern_warmup_epochs", "20"]])
+    with pytest.raises(ValueError, match="--sweep seed would change the data"):    # the workers load one world
+        pool.sweep_settings([["seed", "0", "1"]])
     with pytest.raises(SystemExit):
         pool.main([*args, "--sweep", "tern_warmup_epochs"])
     assert "--sweep tern_warmup_epochs names no values" in capsys.readouterr().err

@@ -85,11 +85,18 @@ def followup(plan: Any, p: Any, context: Any, todo: list[tuple], follow: bool = 
     return plan.followup(p, context)
 
 
+#: the parameters a pool's workers load their worlds from (once, under the first setting of a sweep)
+WORLD_PARAMS = ("dataset", "scale", "seed")
+
+
 def sweep_settings(sweeps: list[list[str]]) -> list[dict[str, str]]:
     """``--sweep NAME V1 V2 ...`` options as the parameter settings they ask for, position by position: one
     empty setting without a sweep. Raises ValueError for a sweep without values or sweeps of unequal length."""
     if not sweeps:
         return [{}]
+    if data := [s[0] for s in sweeps if s[0] in WORLD_PARAMS]:
+        raise ValueError(f"--sweep {data[0]} would change the data every worker loads once; sweep a recipe "
+                         f"parameter, and run one pool per {data[0]}")
     if bad := [s[0] for s in sweeps if len(s) < 2]:
         raise ValueError(f"--sweep {bad[0]} names no values: give --sweep NAME VALUE [VALUE ...]")
     if len({len(s) for s in sweeps}) > 1:
