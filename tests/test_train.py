@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from itmlib.models import VSEConfig
-from itmlib.training.train import TrainConfig, config_dict, config_hash, evaluate, train
+from itmlib.training.train import TrainConfig, config_dict, config_hash, evaluate, train, warmup_source
 
 SMALL = dict(epochs=2, batch_size=32, model=VSEConfig(embed_dim=32, word_dim=32, hidden_dim=64))
 
@@ -45,6 +45,30 @@ def test_resume_after_interruption_is_identical(tmp_path, data):
     assert 0 < resumed.earlier_seconds <= part.seconds
     done = train(cfg, tr, dv, ckpt_dir=tmp_path / "part", device="cpu", progress=False)   # loaded, not trained
     assert resumed.earlier_seconds < done.earlier_seconds <= resumed.earlier_seconds + resumed.seconds
+
+
+def test_a_longer_warmup_starts_where_a_shorter_one_ended(tmp_path, data):
+    tr, dv = data
+    base = dict(SMALL, epochs=4)
+    short, long = TrainConfig(warmup_epochs=1, **base), TrainConfig(warmup_epochs=3, **base)
+    scratch = train(long, tr, dv, ckpt_dir=tmp_path / "scratch", device="cpu", progress=False)
+    assert scratch.earlier_seconds == 0
+    assert warmup_source(long, "vse", tmp_path / "shared") is None      # nothing to start from yet
+    first = train(short, tr, dv, ckpt_dir=tmp_path / "shared", device="cpu", progress=False)
+    snap = first.checkpoint.parent / "warmup.pt"
+    assert torch.load(snap, weights_only=True)["epoch"] == 1
+    assert warmup_source(long, "vse", tmp_path / "shared") == snap
+    branched = train(long, tr, dv, ckpt_dir=tmp_path / "shared", device="cpu", progress=False)
+    # the shared epoch came from the short run: same weights and dev curve as from scratch, its cost carried over
+    assert _states_equal(scratch.model.state_dict(), branched.model.state_dict())
+    assert scratch.history.equals(branched.history) and branched.best_epoch == scratch.best_epoch
+    assert branched.earlier_seconds > 0
+    # only a longer warm-up of the same run: not a shorter one, another name, lr or seed, nor without the max
+    for cfg, name in ((TrainConfig(warmup_epochs=1, **base), "vse"), (long, "other"),
+                      (TrainConfig.of(warmup_epochs=3, lr=5e-4, **base), "vse"),
+                      (TrainConfig(warmup_epochs=3, seed=1, **base), "vse"),
+                      (TrainConfig(warmup_epochs=3, max_violation=False, **base), "vse")):
+        assert warmup_source(cfg, name, tmp_path / "shared") is None
 
 
 def test_checkpoint_named_by_config_holds_it_and_loads_weights_only(tmp_path, data):
