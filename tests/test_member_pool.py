@@ -254,6 +254,27 @@ def test_arm_keeps_the_named_arms_members_and_an_unknown_arm_is_refused(pool, mo
     assert listed == [("TERN (global)", "0"), ("TERN (global)", "1"), ("TERAN mrsw", "0"), ("TERAN mrsw", "1")]
 
 
+def test_threads_sets_each_workers_torch_threads_and_a_pool_without_one_is_refused(pool, monkeypatch, capsys):
+    """``--threads 2`` (one member finished sooner, on a machine given back before a one-thread member ends)
+    reaches torch in every worker and in the parent that prepares the caches; 0 fails naming why."""
+    import torch
+
+    before = torch.get_num_threads()
+    try:
+        pool._setup("09_real_language", {}, "runs/checkpoints", "cpu", "results", 2)
+        assert torch.get_num_threads() == 2
+        pool._setup("09_real_language", {}, "runs/checkpoints", "cpu", "results")
+        assert torch.get_num_threads() == 1
+        monkeypatch.setattr(pool, "phase_one_groups", lambda todo, *a: [[m] for m in todo])   # no world loaded
+        args = ["09_real_language", "--scale", "smoke", "--list", "-p", "papers", '["teran"]']
+        assert pool.main([*args, "--threads", "2"]) == 0 and torch.get_num_threads() == 2
+        with pytest.raises(SystemExit):
+            pool.main([*args, "--threads", "0"])
+        assert "--threads must be >= 1, got 0" in capsys.readouterr().err
+    finally:
+        torch.set_num_threads(before)
+
+
 def test_a_sweep_queues_each_setting_position_by_position_and_a_shared_member_once(pool, monkeypatch, capsys):
     """``--sweep teran_warmup_epochs 3 6 --sweep tern_warmup_epochs 20 3`` (a recipe probe of two baselines in one
     queue) lists MrSw at 3 and TERN at 20, then MrSw at 6 and TERN at 3, each config with its own warm-up; a

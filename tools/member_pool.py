@@ -12,7 +12,7 @@ longer-training arms, Table 5's fractions and VSE++; 07's news and literal grids
 scarce arms once the baseline's records have chosen their fraction (as the notebook chooses it). The headline claims' members
 go first, so a pool cut off part-way has trained what the verdicts need most; members that share SSAMT's
 first phase wait for the first of them (:func:`phase_one_groups`). Workers are spawned (each loads the cached
-worlds and starts its own CUDA context) and run torch on one thread.
+worlds and starts its own CUDA context) and run torch on one thread (``--threads``: more).
 """
 from __future__ import annotations
 
@@ -163,10 +163,10 @@ class Schedule:
             self.held, self.then = [], None
 
 
-def _setup(nb: str, p: dict, ckpt: str, device: str, results_dir: str) -> None:
+def _setup(nb: str, p: dict, ckpt: str, device: str, results_dir: str, threads: int = 1) -> None:
     import torch
 
-    torch.set_num_threads(1)
+    torch.set_num_threads(threads)
     os.chdir(ROOT)
     _SHARED.update(nb=nb, p=p, ckpt=ckpt, device=device, worlds={},
                    records=str(Path(results_dir) / nb / "members"))
@@ -191,6 +191,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("notebook", choices=sorted(HOMES))
     ap.add_argument("--scale", default="medium")
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=1,
+                    help="torch threads of each worker: 1 trains the most members at once; more finish each sooner, "
+                         "for a machine that is given back before a one-thread member would end")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--world", nargs="+", help="only the members of these worlds (06: ssamt, 'ssamt per part', vse; 07: news, literal; "
                                                "09: sam, teran, ssamt, neighborhoods)")
@@ -218,7 +221,9 @@ def main(argv: list[str] | None = None) -> int:
     from itmlib.course.params import cli_value
     from itmlib.training.context import RunContext
 
-    torch.set_num_threads(1)
+    if args.threads < 1:
+        ap.error(f"--threads must be >= 1, got {args.threads}")
+    torch.set_num_threads(args.threads)
     try:
         settings = sweep_settings(args.sweep)
         ps = [notebook_params(args.notebook, args.scale, **{n: cli_value(v) for n, v in args.param}, **s) for s in settings]
@@ -254,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
     schedule = Schedule(groups, *(followup(plan, p, context, todo, not args.no_followup) or (None, None)))
     running: dict = {}
     with ProcessPoolExecutor(args.workers, mp_context=get_context("spawn"), initializer=_setup,
-                             initargs=(args.notebook, p, args.ckpt_dir, args.device, args.results_dir)) as pool:
+                             initargs=(args.notebook, p, args.ckpt_dir, args.device, args.results_dir, args.threads)) as pool:
         def fill() -> None:
             while len(running) < args.workers and (m := schedule.take()) is not None:
                 running[pool.submit(_train, m)] = m
