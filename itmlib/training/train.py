@@ -17,7 +17,7 @@ the SAM margin analysis and the benchmarks. What makes runs reproducible and res
 * a run keeps its state at the end of its warm-up (``warmup.pt``), and a new run whose config differs only by
   a longer ``warmup_epochs`` starts from it: until then both summed over every negative on the same seeded
   epochs, so the branched run ends bit-identical to one trained from scratch (a probe over warm-ups pays for
-  the shared epochs once; :func:`warmup_source`);
+  the shared epochs once; :mod:`itmlib.training.warmup_branch`);
 * a model may bring its own pieces: ``dataset_inputs(ds, vocab)`` (inputs that need more than
   the captions), ``batch_loss(...)`` (its own losses in place of eq. 6/7),
   ``first_selectable_epoch(epochs)``, and a config with ``phase_one()`` whose first
@@ -74,6 +74,7 @@ from ..models import ITMModel, build_model
 from ..models.vocab import Vocab
 from ..paths import resolve_path
 from .run_config import SAM_FIELDS, SAMConfig, TrainConfig, config_dict, config_hash
+from .warmup_branch import keeps_warmup, save_warmup, start_from, warmup_source
 
 __all__ = ["TrainConfig", "SAMConfig", "SAM_FIELDS", "TrainResult", "train", "evaluate", "dev_scores", "config_hash", "config_dict",
            "score_batch", "DEV_NDCG_K",
@@ -190,44 +191,6 @@ def phase_one_run(cfg: TrainConfig) -> tuple[TrainConfig, str] | None:
     return None
 
 
-def _keeps_warmup(cfg: TrainConfig) -> bool:
-    """Whether a run of ``cfg`` has a warm-up another run can start from (SSAMT's phases aside)."""
-    return cfg.max_violation and 0 < cfg.warmup_epochs < cfg.epochs and phase_one_run(cfg) is None
-
-
-def warmup_source(cfg: TrainConfig, name: str, ckpt_dir: str | os.PathLike[str]) -> Path | None:
-    """The ``warmup.pt`` a new run of ``cfg`` named ``name`` starts from, or None: that of a run of the same name
-    under ``ckpt_dir`` whose config is ``cfg``'s but for a shorter ``warmup_epochs`` (the longest such). Up to
-    the end of the shorter warm-up both runs summed the hinge over every negative (eq. 6 without the max) and
-    reseeded every epoch from ``(seed, epoch)``: they trained the same epochs."""
-    root = resolve_path(ckpt_dir)
-    if not _keeps_warmup(cfg) or not root.is_dir():
-        return None
-    mine = json.loads(json.dumps(config_dict(cfg), sort_keys=True))
-    found: tuple[int, Path] | None = None
-    for folder in root.iterdir():
-        snap, spec = folder / "warmup.pt", folder / "config.json"
-        if folder.name.rsplit("-", 1)[0] != name or not (snap.is_file() and spec.is_file()):
-            continue
-        other = json.loads(spec.read_text())
-        w = int(other.get("warmup_epochs", 0))
-        if {**other, "warmup_epochs": cfg.warmup_epochs} == mine and w < cfg.warmup_epochs and (found is None or w > found[0]):
-            found = (w, snap)
-    return found[1] if found else None
-
-
-def _branch(snap: Path, cfg: TrainConfig, folder: Path) -> dict[str, Any]:
-    """The state of ``snap`` (:func:`warmup_source`) as the run of ``cfg`` in ``folder``: its ``best.pt`` written
-    there, the last state returned under ``cfg``'s config (with the seconds the shared epochs cost)."""
-    state = _load(snap)
-    best = state.pop("best")
-    if best is not None:
-        _save(folder / "best.pt", {**best, "config": config_dict(cfg)})
-    log_line(f"[train] {folder.name}: starting at epoch {state['epoch']} from {snap.parent.name}, the same run "
-             f"until its warm-up ended")
-    return {**state, "config": config_dict(cfg)}
-
-
 def epochs_done(cfg: TrainConfig, name: str, ckpt_dir: str | os.PathLike[str]) -> int:
     """How many of ``cfg.epochs`` the checkpoints already hold (a two-phase model counts its shared first
     phase): ``cfg.epochs`` means :func:`train` will load, not train. Reads ``progress.json`` (written with
@@ -272,7 +235,7 @@ def _open_run(cfg: TrainConfig, train_ds: ITMDataset, dev_ds: ITMDataset, dev_re
     (folder / "config.json").write_text(json.dumps(config_dict(cfg), indent=1, sort_keys=True))
     state = _load(last) if last.is_file() else None
     if state is None and (snap := warmup_source(cfg, name, ckpt_dir)) is not None:
-        state = _branch(snap, cfg, folder)
+        state = start_from(snap, cfg, folder)
     shared = None
     if state is None and phase_one_run(cfg) is not None:
         # a two-phase model (SSAMT): the first phase is its own run, shared by every config that agrees on it
@@ -359,9 +322,8 @@ def _end_epoch(run: _Run, cfg: TrainConfig, epoch: int, losses: list[float], dev
              "config": config_dict(cfg), "vocab": run.vocab.itos[2:], "seconds": run.earlier + time.perf_counter() - t0,
              "stopped": stopped}
     _save(run.folder / "last.pt", state)
-    if epoch + 1 == cfg.warmup_epochs and _keeps_warmup(cfg):   # where a run with a longer warm-up can start
-        best = run.folder / "best.pt"
-        _save(run.folder / "warmup.pt", {**state, "best": _load(best) if best.is_file() else None})
+    if epoch + 1 == cfg.warmup_epochs and keeps_warmup(cfg):   # where a run with a longer warm-up can start
+        save_warmup(run.folder, state)
     (run.folder / "progress.json").write_text(json.dumps({"epoch": epoch + 1, "epochs": cfg.epochs, "stopped": stopped}))
     return stopped
 
