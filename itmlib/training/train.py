@@ -12,7 +12,7 @@ the SAM margin analysis and the benchmarks. What makes runs reproducible and res
   there - an interrupted run resumed from its checkpoint ends bit-identical;
 * checkpoints live in ``<ckpt_dir>/<name>-<hash of the config>/`` (``last.pt``
   after each epoch, ``best.pt`` for the selected epoch) and hold the config
-  they came from; they are loaded with ``torch.load(weights_only=True)``; a
+  they came from (:mod:`itmlib.training.checkpoints`); they are loaded with ``torch.load(weights_only=True)``; a
   finished run is returned from its checkpoint without training again;
 * a run keeps its state at the end of its warm-up (``warmup.pt``), and a new run whose config differs only by
   a longer ``warmup_epochs`` starts from it: until then both summed over every negative on the same seeded
@@ -50,7 +50,6 @@ The config and its hash live in :mod:`itmlib.training.run_config`.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 import os
@@ -72,7 +71,7 @@ from ..metrics import ncs, ndcg, retrieval_recall
 from ..data.inputs import region_inputs
 from ..models import ITMModel, build_model
 from ..models.vocab import Vocab
-from ..paths import resolve_path
+from .checkpoints import checkpoint_folder, epochs_done, load_state, phase_one_run, save_state
 from .run_config import SAM_FIELDS, SAMConfig, TrainConfig, config_dict, config_hash
 from .warmup_branch import keeps_warmup, save_warmup, start_from, warmup_source
 
@@ -167,47 +166,6 @@ def score_batch(model: ITMModel, ds: ITMDataset, text: dict[str, torch.Tensor], 
     return scores, same, img_idx
 
 
-def _load(path: Path) -> dict[str, Any]:
-    return torch.load(path, map_location="cpu", weights_only=True)
-
-
-def _save(path: Path, obj: dict[str, Any]) -> None:
-    tmp = path.with_suffix(".tmp")
-    torch.save(obj, tmp)
-    os.replace(tmp, path)
-
-
-def checkpoint_folder(cfg: TrainConfig, name: str, ckpt_dir: str | os.PathLike[str]) -> Path:
-    """Where :func:`train` keeps the run of ``cfg`` named ``name``: ``<ckpt_dir>/<name>-<config hash>``."""
-    return resolve_path(ckpt_dir) / f"{name}-{config_hash(cfg)}"
-
-
-def phase_one_run(cfg: TrainConfig) -> tuple[TrainConfig, str] | None:
-    """A two-phase model's first phase as its own run (config, name), or None."""
-    if hasattr(cfg.model, "phase_one") and 0 < cfg.model.intra_epochs < cfg.epochs:
-        return dataclasses.replace(cfg, epochs=cfg.model.intra_epochs, model=cfg.model.phase_one(),
-                                   lr=cfg.phase_one_lr or cfg.lr, phase_one_lr=0.0, patience=0), \
-            f"{cfg.model.kind}-phase1"
-    return None
-
-
-def epochs_done(cfg: TrainConfig, name: str, ckpt_dir: str | os.PathLike[str]) -> int:
-    """How many of ``cfg.epochs`` the checkpoints already hold (a two-phase model counts its shared first
-    phase): ``cfg.epochs`` means :func:`train` will load, not train. Reads ``progress.json`` (written with
-    every ``last.pt``), or ``last.pt`` itself for checkpoints written before it existed."""
-    def saved(folder: Path) -> int:
-        if (folder / "progress.json").is_file():
-            p = json.loads((folder / "progress.json").read_text())
-            return cfg.epochs if p.get("stopped") else int(p["epoch"])
-        return int(_load(folder / "last.pt")["epoch"]) if (folder / "last.pt").is_file() else 0
-
-    n = saved(checkpoint_folder(cfg, name, ckpt_dir))
-    p1 = phase_one_run(cfg)
-    if n == 0 and p1 is not None:
-        n = saved(checkpoint_folder(*p1, ckpt_dir))
-    return min(n, cfg.epochs)
-
-
 @dataclass
 class _Run:
     """A run as :func:`train` holds it between epochs: the model and optimiser, where the checkpoints go, and
@@ -233,7 +191,7 @@ def _open_run(cfg: TrainConfig, train_ds: ITMDataset, dev_ds: ITMDataset, dev_re
     folder.mkdir(parents=True, exist_ok=True)
     last = folder / "last.pt"
     (folder / "config.json").write_text(json.dumps(config_dict(cfg), indent=1, sort_keys=True))
-    state = _load(last) if last.is_file() else None
+    state = load_state(last) if last.is_file() else None
     if state is None and (snap := warmup_source(cfg, name, ckpt_dir)) is not None:
         state = start_from(snap, cfg, folder)
     shared = None
@@ -242,7 +200,7 @@ def _open_run(cfg: TrainConfig, train_ds: ITMDataset, dev_ds: ITMDataset, dev_re
         p1, p1_name = phase_one_run(cfg)
         r1 = train(p1, train_ds, dev_ds, dev_relevance=dev_relevance, ckpt_dir=ckpt_dir, name=p1_name,
                    device=device, progress=progress)
-        shared = _load(r1.checkpoint.parent / "last.pt")
+        shared = load_state(r1.checkpoint.parent / "last.pt")
     torch.manual_seed(_epoch_seed(cfg.seed, -1))  # the initial weights
     vocab_words = state["vocab"] if state else shared["vocab"] if shared else None
     model, vocab = build_model(cfg.model, train_ds, Vocab(vocab_words) if vocab_words is not None else None)
@@ -314,14 +272,14 @@ def _end_epoch(run: _Run, cfg: TrainConfig, epoch: int, losses: list[float], dev
                         **{f"dev_{k}": v for k, v in scores_dev.items()}})
     if sel > run.best_score and epoch >= first_selectable:
         run.best_score, run.best_epoch = sel, epoch + 1
-        _save(run.folder / "best.pt", {"model": run.model.state_dict(), "epoch": epoch + 1, "config": config_dict(cfg),
+        save_state(run.folder / "best.pt", {"model": run.model.state_dict(), "epoch": epoch + 1, "config": config_dict(cfg),
                                        "vocab": run.vocab.itos[2:]})
     stopped = bool(cfg.patience) and run.best_epoch > 0 and epoch + 1 - run.best_epoch >= cfg.patience
     state = {"model": run.model.state_dict(), "optimizer": run.opt.state_dict(), "scheduler": run.sched.state_dict(),
              "epoch": epoch + 1, "best_score": run.best_score, "best_epoch": run.best_epoch, "history": run.history,
              "config": config_dict(cfg), "vocab": run.vocab.itos[2:], "seconds": run.earlier + time.perf_counter() - t0,
              "stopped": stopped}
-    _save(run.folder / "last.pt", state)
+    save_state(run.folder / "last.pt", state)
     if epoch + 1 == cfg.warmup_epochs and keeps_warmup(cfg):   # where a run with a longer warm-up can start
         save_warmup(run.folder, state)
     (run.folder / "progress.json").write_text(json.dumps({"epoch": epoch + 1, "epochs": cfg.epochs, "stopped": stopped}))
@@ -391,6 +349,6 @@ def train(cfg: TrainConfig, train_ds: ITMDataset, dev_ds: ITMDataset, *,
             break
     best = run.folder / "best.pt"
     if best.is_file():
-        model.load_state_dict(_load(best)["model"])
+        model.load_state_dict(load_state(best)["model"])
     return TrainResult(model=model, vocab=vocab, history=pd.DataFrame(run.history), best_epoch=run.best_epoch,
                        checkpoint=best, seconds=time.perf_counter() - t0, earlier_seconds=run.earlier)

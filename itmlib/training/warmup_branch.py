@@ -13,20 +13,15 @@ from typing import Any
 
 from ..console import log_line
 from ..paths import resolve_path
+from .checkpoints import load_state, phase_one_run, save_state
 from .run_config import TrainConfig, config_dict
 
 __all__ = ["keeps_warmup", "warmup_source", "start_from", "save_warmup"]
 
 
-def _phase_one_run(cfg: TrainConfig) -> Any:
-    from .train import phase_one_run
-
-    return phase_one_run(cfg)
-
-
 def keeps_warmup(cfg: TrainConfig) -> bool:
     """Whether a run of ``cfg`` has a warm-up another run can start from (SSAMT's phases aside)."""
-    return cfg.max_violation and 0 < cfg.warmup_epochs < cfg.epochs and _phase_one_run(cfg) is None
+    return cfg.max_violation and 0 < cfg.warmup_epochs < cfg.epochs and phase_one_run(cfg) is None
 
 
 def warmup_source(cfg: TrainConfig, name: str, ckpt_dir: str | os.PathLike[str]) -> Path | None:
@@ -53,12 +48,10 @@ def warmup_source(cfg: TrainConfig, name: str, ckpt_dir: str | os.PathLike[str])
 def start_from(snap: Path, cfg: TrainConfig, folder: Path) -> dict[str, Any]:
     """The state of ``snap`` (:func:`warmup_source`) as the run of ``cfg`` in ``folder``: its ``best.pt`` written
     there, the last state returned under ``cfg``'s config (with the seconds the shared epochs cost)."""
-    from .train import _load, _save
-
-    state = _load(snap)
+    state = load_state(snap)
     best = state.pop("best")
     if best is not None:
-        _save(folder / "best.pt", {**best, "config": config_dict(cfg)})
+        save_state(folder / "best.pt", {**best, "config": config_dict(cfg)})
     log_line(f"[train] {folder.name}: starting at epoch {state['epoch']} from {snap.parent.name}, the same run "
              f"until its warm-up ended")
     return {**state, "config": config_dict(cfg)}
@@ -66,7 +59,5 @@ def start_from(snap: Path, cfg: TrainConfig, folder: Path) -> dict[str, Any]:
 
 def save_warmup(folder: Path, state: dict[str, Any]) -> None:
     """Keep ``state`` (what ``last.pt`` holds at the warm-up's last epoch) and the best model so far as ``warmup.pt``."""
-    from .train import _load, _save
-
     best = folder / "best.pt"
-    _save(folder / "warmup.pt", {**state, "best": _load(best) if best.is_file() else None})
+    save_state(folder / "warmup.pt", {**state, "best": load_state(best) if best.is_file() else None})
