@@ -51,9 +51,9 @@ TERAN_ARMS = ("TERAN mrsw", "TERAN mwsr", "TERN (global)")
 #: reads, and any patience selects the same epoch; 5 rather than 08's 3 because 3 cut TERAN's noisier curves short
 #: on v5. On v7's sizes the size probe's 58,000-image run under it peaked at epoch 7 and stopped at 12
 #: (``size_probe``). The warm-ups: chosen by the probes on TERAN MrSw's and TERN's
-#: dev curves (seed 0; the notebook's table ``recipe_probe``); until this world's probes are in, v5's: MrSw 3
-#: (1 fell once the hardest negatives started), TERN 20 (3 and 6 fell)
-WORLD_RECIPES = {"medium": {"teran_warmup_epochs": 3, "tern_warmup_epochs": 20, "patience": 5}}
+#: dev curves (seed 0; the notebook's table ``recipe_probe``, :data:`WARMUPS_PROBED`). TERN: this world's rule's
+#: choice; TERAN MrSw, until this world's probes of it are all in, v5's 3 (1 fell once the hardest negatives started)
+WORLD_RECIPES = {"medium": {"teran_warmup_epochs": 3, "tern_warmup_epochs": 3, "patience": 5}}
 #: the warm-ups TERAN MrSw and TERN are each probed over (seed 0) before the rule chooses one: 3, 6 and the whole
 #: budget (the hinge summed over every negative throughout; 08's at most 20 epochs)
 WARMUPS_PROBED = (3, 6, 20)
