@@ -254,6 +254,28 @@ def test_arm_keeps_the_named_arms_members_and_an_unknown_arm_is_refused(pool, mo
     assert listed == [("TERN (global)", "0"), ("TERN (global)", "1"), ("TERAN mrsw", "0"), ("TERAN mrsw", "1")]
 
 
+def test_seeds_of_gives_one_arm_its_own_seeds_beside_the_others(pool, monkeypatch, capsys):
+    """``--seeds 1 --seeds-of 'TERAN mrsw' 0`` (a probe's seed 0 and another arm's retrain in one pool) lists MrSw's
+    seed 0 and TERN's seed 1 only; an unknown arm, an unknown seed or an arm without seeds fail naming why."""
+    monkeypatch.setattr(pool, "phase_one_groups", lambda todo, *a: [[m] for m in todo])   # no world loaded
+    args = ["09_real_language", "--scale", "smoke", "--list", "-p", "n_seeds", "2", "-p", "papers", '["teran"]',
+            "--arm", "TERAN mrsw", "TERN (global)"]
+    assert pool.main([*args, "--seeds", "1", "--seeds-of", "TERAN mrsw", "0"]) == 0
+    listed = [(ln.split(",")[0].strip(), ln.split("seed ")[1][0]) for ln in capsys.readouterr().out.splitlines()
+              if ln.startswith("  ")]
+    assert listed == [("TERAN mrsw", "0"), ("TERN (global)", "1")]
+    assert pool.main([*args, "--seeds-of", "TERAN mrsw", "1"]) == 0      # without --seeds, the others keep all theirs
+    listed = [(ln.split(",")[0].strip(), ln.split("seed ")[1][0]) for ln in capsys.readouterr().out.splitlines()
+              if ln.startswith("  ")]
+    assert listed == [("TERAN mrsw", "1"), ("TERN (global)", "0"), ("TERN (global)", "1")]
+    for bad, why in [(["TERAN mrsww", "0"], "--seeds-of names no arm 'TERAN mrsww'"),
+                     (["TERAN mrsw", "7"], "no seed(s) [7]; its seeds: [0, 1]"),
+                     (["TERAN mrsw"], "--seeds-of 'TERAN mrsw' needs seeds as whole numbers, got []")]:
+        with pytest.raises(SystemExit):
+            pool.main([*args, "--seeds-of", *bad])
+        assert why in capsys.readouterr().err
+
+
 def test_threads_sets_each_workers_torch_threads_and_a_pool_without_one_is_refused(pool, monkeypatch, capsys):
     """``--threads 2`` (one member finished sooner, on a machine given back before a one-thread member ends)
     reaches torch in every worker and in the parent that prepares the caches; 0 fails naming why."""

@@ -117,6 +117,25 @@ def sweep_members(plans: list[list[Member]], settings: list[dict[str, str]]) -> 
     return out
 
 
+def arm_seeds(seeds_of: list[list[str]], seeds: list[int] | None, members: list[Member]) -> Callable[[str], set[int] | None]:
+    """The seeds an arm trains (None: all of them): ``--seeds-of ARM SEED ...`` for the arms it names, ``--seeds``
+    for the others. Raises ValueError naming a seed no member has, an arm the plan lacks, or an arm without seeds."""
+    known = {m.seed for m in members}
+    arms = {m.name for m in members}
+    own: dict[str, set[int]] = {}
+    for arm, *values in seeds_of:
+        if arm not in arms:
+            raise ValueError(f"--seeds-of names no arm {arm!r}; its arms: {sorted(arms)}")
+        if not values or not all(v.isdigit() for v in values):
+            raise ValueError(f"--seeds-of {arm!r} needs seeds as whole numbers, got {values}")
+        own[arm] = {int(v) for v in values}
+    asked = set(seeds or ()) | {s for v in own.values() for s in v}
+    if missing := asked - known:
+        raise ValueError(f"no seed(s) {sorted(missing)}; its seeds: {sorted(known)}")
+    default = set(seeds) if seeds else None
+    return lambda arm: own.get(arm, default)
+
+
 def _key(m: tuple) -> tuple:
     return m.name, m.fraction, m.seed, m.world
 
@@ -201,6 +220,9 @@ def main(argv: list[str] | None = None) -> int:
                                              "recipe probe of one baseline into --results-dir runs/probes)")
     ap.add_argument("--seeds", type=int, nargs="+", help="only the members of these seeds, e.g. --seeds 1 2 3 4 (beside a probe "
                                                          "still training seed 0 under the same recipe)")
+    ap.add_argument("--seeds-of", nargs="+", action="append", default=[], metavar=("ARM", "SEED"),
+                    help="this arm's seeds only, over --seeds, e.g. --arm 'TERAN mrsw' 'TERN (global)' --seeds 1 2 3 4 "
+                         "--seeds-of 'TERAN mrsw' 0 (a probe's seed 0 beside another arm's retrain, in one pool)")
     ap.add_argument("--results-dir", default="results")
     ap.add_argument("--ckpt-dir", default="runs/checkpoints")
     ap.add_argument("--no-followup", action="store_true",
@@ -236,10 +258,12 @@ def main(argv: list[str] | None = None) -> int:
     everyone = list(swept)
     if args.arm and (missing := set(args.arm) - {m.name for m in everyone}):
         ap.error(f"{args.notebook} has no arm(s) {sorted(missing)}; its arms: {sorted({m.name for m in everyone})}")
-    if args.seeds and (missing := set(args.seeds) - {m.seed for m in everyone}):
-        ap.error(f"{args.notebook} has no seed(s) {sorted(missing)}; its seeds: {sorted({m.seed for m in everyone})}")
+    try:
+        seeds_of = arm_seeds(args.seeds_of, args.seeds, everyone)
+    except ValueError as e:
+        ap.error(f"{args.notebook}: {e}")
     todo = [m for m in everyone if (args.world is None or m.world in args.world) and (not args.arm or m.name in args.arm)
-            and (not args.seeds or m.seed in args.seeds)]
+            and (seeds_of(m.name) is None or m.seed in seeds_of(m.name))]
     if args.arm:    # the arms in the order given (the claims answered soonest first), each arm's seeds as planned
         todo.sort(key=lambda m: (swept[m][0], args.arm.index(m.name)))     # within each setting of a sweep
     groups = phase_one_groups(todo, p, args.notebook, args.ckpt_dir)
