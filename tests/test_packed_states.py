@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from itmlib.models.packed_states import PackedStates
+from itmlib.models.packed_states import PackedStates, stored_flat
 
 
 def _store():
@@ -44,3 +44,27 @@ def test_bad_stores_and_indexing_fail_with_a_clear_error():
     for bad in ((0, slice(None, 2)), (torch.tensor([0]), slice(None, 2)), (slice(None), 1)):
         with pytest.raises(IndexError, match="only states"):
             _store()[bad]
+
+
+def test_a_large_store_is_built_once_and_read_back_from_disk_equal_and_a_small_one_stays_in_memory(tmp_path, monkeypatch):
+    """``stored_flat``: a caption set at or above the threshold is built once and its store comes back from disk
+    bit for bit (a restarted worker skips the encoder); below it nothing is written; another CPU or torch writes
+    a file of its own (float32 kernels round differently)."""
+    from itmlib.models import packed_states
+
+    calls = []
+    flat = torch.randn(7, 3)
+
+    def build():
+        calls.append(1)
+        return flat.clone()
+    a = stored_flat("k" * 64, 5, build, folder=tmp_path, min_captions=5)
+    b = stored_flat("k" * 64, 5, build, folder=tmp_path, min_captions=5)
+    assert len(calls) == 1 and torch.equal(a, flat) and torch.equal(b, flat) and len(list(tmp_path.iterdir())) == 1
+    b[0, 0] = 99.0                       # copy-on-write: a reader's write never reaches the file
+    assert torch.equal(stored_flat("k" * 64, 5, build, folder=tmp_path, min_captions=5), flat)
+    assert torch.equal(stored_flat("s" * 64, 4, build, folder=tmp_path, min_captions=5), flat)
+    assert len(calls) == 2 and len(list(tmp_path.iterdir())) == 1
+    monkeypatch.setattr(packed_states, "_machine", lambda: "another-cpu")
+    stored_flat("k" * 64, 5, build, folder=tmp_path, min_captions=5)
+    assert len(calls) == 3 and len(list(tmp_path.iterdir())) == 2

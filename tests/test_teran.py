@@ -123,6 +123,24 @@ def test_frozen_states_keep_each_distinct_captions_tokens_once(bert_model):
     assert s.shape == (3, t["ids"].shape[1], s.flat.shape[1]) and torch.equal(s.padded()[2], s.padded()[0])
 
 
+def test_states_read_back_from_disk_are_the_encoders_own(bert_model, tmp_path, monkeypatch):
+    """A caption set large enough for the disk store gives the same packed states as the in-memory path, and a
+    second model (a restarted worker, its memory cache empty) reads them from the file without the encoder."""
+    import functools
+
+    from itmlib.models import packed_states, teran
+
+    caps = ["a zebra chases a striped kite", "two dogs", "a zebra chases a striped kite", "one red bus"]
+    want = bert_model.text_inputs(caps)["states"]
+    monkeypatch.setattr(teran, "stored_flat", functools.partial(packed_states.stored_flat, folder=tmp_path, min_captions=1))
+    monkeypatch.setattr(teran, "_STATE_CACHE", {})
+    got = bert_model.text_inputs(caps)["states"]
+    assert len(list(tmp_path.glob("*.npy"))) == 1 and torch.equal(got.padded(), want.padded())
+    monkeypatch.setattr(teran, "_STATE_CACHE", {})
+    monkeypatch.setattr(bert_model, "_bert_model", lambda: pytest.fail("the encoder ran although its states are on disk"))
+    assert torch.equal(bert_model.text_inputs(caps)["states"].padded(), want.padded())
+
+
 def test_word_index_and_alignment_masks(bert_model):
     cap = "a zebra chases a striped kite"
     words = tokenize(cap)

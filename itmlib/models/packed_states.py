@@ -12,11 +12,48 @@ each caption's tokens).
 
 from __future__ import annotations
 
-from typing import Any
+import hashlib
+import platform
+from pathlib import Path
+from typing import Any, Callable
 
+import numpy as np
 import torch
 
-__all__ = ["PackedStates"]
+from ..paths import atomic_write, cache_dir
+
+__all__ = ["PackedStates", "stored_flat", "DISK_MIN_CAPTIONS"]
+
+#: a frozen encoder's states of at least this many distinct captions are kept on disk (:func:`stored_flat`)
+DISK_MIN_CAPTIONS = 50_000
+
+
+def _machine() -> str:
+    """This CPU's model and torch's version, hashed: float32 kernels round differently across CPUs, so a store
+    written on one is not reused on another (benchmarks/README.md, "Does a retrain reproduce the records?")."""
+    model = platform.processor()
+    try:
+        model = next(ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text().splitlines()
+                     if ln.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return hashlib.sha256(f"{model}|{platform.machine()}|{torch.__version__}".encode()).hexdigest()[:12]
+
+
+def stored_flat(key: str, n_captions: int, build: Callable[[], torch.Tensor], folder: Path | None = None,
+                min_captions: int = DISK_MIN_CAPTIONS) -> torch.Tensor:
+    """``build()``'s (tokens, h) float32 store; for ``n_captions >= min_captions`` kept on disk
+    (``folder``: ``data/cache/text_states``, one file per ``key`` and machine) and read back mapped
+    copy-on-write: a restarted worker reads its states in seconds instead of encoding the captions again (the
+    real-language world's 174,000: ~11 min on one AMD thread), and workers of one machine share the pages."""
+    if n_captions < min_captions:
+        return build()
+    path = (cache_dir() / "text_states" if folder is None else Path(folder)) / f"{key[:32]}-{_machine()}.npy"
+    if not path.is_file():
+        flat = build()
+        atomic_write(path, lambda fh: np.save(fh, flat.numpy()))
+        del flat
+    return torch.from_numpy(np.load(path, mmap_mode="c").view(np.ndarray))
 
 
 class PackedStates:

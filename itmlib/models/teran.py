@@ -30,8 +30,8 @@ walk-through is :mod:`itmlib.models.teran_shapes`, the alignment pooling lives i
 :mod:`itmlib.models.alignment`, the paper's experiments in :mod:`itmlib.papers.teran`.
 
 Speed on a CPU: with ``finetune_text=False`` the BERT states of every caption
-are computed once (no grad, BERT in eval mode) and cached in memory, keyed by
-the model path and the captions; BERT then stays out of the state dict and the
+are computed once (no grad, BERT in eval mode) and cached in memory (on disk
+too for 50,000 captions or more), keyed by the model path and the captions; BERT then stays out of the state dict and the
 checkpoints. The paper fine-tunes (``finetune_text=True``, the full scale). In between,
 ``finetune_layers=n`` trains the top ``n`` BERT layers and keeps the rest frozen: the
 states entering layer ``L - n`` are cached once, and only the top layers run per batch
@@ -56,7 +56,7 @@ from ..data.base import ITMDataset
 from ..data.inputs import region_inputs
 from .alignment import POOLINGS, pooled_scores, score_matrix
 from .length_groups import by_length
-from .packed_states import PackedStates
+from .packed_states import PackedStates, stored_flat
 from .vocab import Vocab, tokenize
 
 __all__ = ["TERANConfig", "TERANModel", "Features", "score_matrix", "load_text_encoder", "shape_walkthrough", "STOPWORDS"]
@@ -252,13 +252,11 @@ class TERANModel(nn.Module):
     def _cached_states(self, captions: Sequence[str], ids: torch.Tensor, attn: torch.Tensor) -> PackedStates:
         """Frozen-BERT states of every caption - the last layer's, or with ``finetune_layers=n`` those entering
         the top n layers: each distinct caption once, in length-sorted batches (little padding), packed without
-        padding (:class:`~itmlib.models.packed_states.PackedStates`, taken like the padded (N, T, h) tensor) and
-        cached in memory for later models."""
+        padding (:class:`~itmlib.models.packed_states.PackedStates`, taken like the padded (N, T, h) tensor),
+        cached in memory for later models and, for a large caption set, on disk (:func:`~itmlib.models.packed_states.stored_flat`)."""
         key = hashlib.sha256(("\n".join(captions) + f"|{self.text_path}|{self.cfg.max_length}|{self.cfg.finetune_layers}"
                               ).encode()).hexdigest()
         if key not in _STATE_CACHE:
-            bert = self._bert_model()
-            bert_device = next(bert.parameters()).device
             first: dict[str, int] = {}
             rows = torch.from_numpy(np.array([first.setdefault(c, i) for i, c in enumerate(captions)], dtype=np.int64))
             uniq = torch.unique(rows)
@@ -266,16 +264,22 @@ class TERANModel(nn.Module):
             n = attn[order].sum(1)
             start = torch.zeros(len(captions), dtype=torch.long)
             start[order] = torch.cumsum(n, 0) - n      # the sorted captions' tokens lie one after another
-            flat = torch.empty(int(n.sum()), int(bert.config.hidden_size))
-            for s in range(0, len(order), 256):
-                b = order[s:s + 256]
-                m = attn[b]
-                L = int(m.sum(1).max())
-                o = bert(input_ids=ids[b, :L].to(bert_device), attention_mask=m[:, :L].to(bert_device),
-                         output_hidden_states=bool(self.cfg.finetune_layers))
-                h = o.hidden_states[-1 - self.cfg.finetune_layers] if self.cfg.finetune_layers else o.last_hidden_state
-                first_token = int(start[b[0]])
-                flat[first_token:first_token + int(m.sum())] = h.float().cpu()[m[:, :L]]   # row by row, in token order
+
+            def build() -> torch.Tensor:
+                bert = self._bert_model()
+                bert_device = next(bert.parameters()).device
+                flat = torch.empty(int(n.sum()), int(bert.config.hidden_size))
+                for s in range(0, len(order), 256):
+                    b = order[s:s + 256]
+                    m = attn[b]
+                    L = int(m.sum(1).max())
+                    o = bert(input_ids=ids[b, :L].to(bert_device), attention_mask=m[:, :L].to(bert_device),
+                             output_hidden_states=bool(self.cfg.finetune_layers))
+                    h = o.hidden_states[-1 - self.cfg.finetune_layers] if self.cfg.finetune_layers else o.last_hidden_state
+                    first_token = int(start[b[0]])
+                    flat[first_token:first_token + int(m.sum())] = h.float().cpu()[m[:, :L]]   # row by row, in token order
+                return flat
+            flat = stored_flat(key, len(order), build)      # on disk for a large caption set
             if len(_STATE_CACHE) > 8:
                 _STATE_CACHE.clear()
             _STATE_CACHE[key] = PackedStates(flat, start[rows], attn.sum(1)[rows], ids.shape[1])
