@@ -63,6 +63,12 @@ def test_a_longer_warmup_starts_where_a_shorter_one_ended(tmp_path, data):
     assert _states_equal(scratch.model.state_dict(), branched.model.state_dict())
     assert scratch.history.equals(branched.history) and branched.best_epoch == scratch.best_epoch
     assert branched.earlier_seconds > 0
+    # the sum over every negative throughout (warm-up = every epoch) starts where the longest shorter warm-up ended
+    every = TrainConfig(warmup_epochs=4, **base)
+    assert warmup_source(every, "vse", tmp_path / "shared") == branched.checkpoint.parent / "warmup.pt"
+    alone = train(every, tr, dv, ckpt_dir=tmp_path / "alone", device="cpu", progress=False)
+    joined = train(every, tr, dv, ckpt_dir=tmp_path / "shared", device="cpu", progress=False)
+    assert _states_equal(alone.model.state_dict(), joined.model.state_dict()) and alone.history.equals(joined.history)
     # only a longer warm-up of the same run: not a shorter one, another name, lr or seed, nor without the max
     for cfg, name in ((TrainConfig(warmup_epochs=1, **base), "vse"), (long, "other"),
                       (TrainConfig.of(warmup_epochs=3, lr=5e-4, **base), "vse"),

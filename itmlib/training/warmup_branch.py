@@ -16,12 +16,18 @@ from ..paths import resolve_path
 from .checkpoints import load_state, phase_one_run, save_state
 from .run_config import TrainConfig, config_dict
 
-__all__ = ["keeps_warmup", "warmup_source", "start_from", "save_warmup"]
+__all__ = ["keeps_warmup", "branches", "warmup_source", "start_from", "save_warmup"]
 
 
 def keeps_warmup(cfg: TrainConfig) -> bool:
     """Whether a run of ``cfg`` has a warm-up another run can start from (SSAMT's phases aside)."""
     return cfg.max_violation and 0 < cfg.warmup_epochs < cfg.epochs and phase_one_run(cfg) is None
+
+
+def branches(cfg: TrainConfig) -> bool:
+    """Whether a run of ``cfg`` may start from a shorter warm-up's state: it sums over every negative for its
+    first epochs, up to the end where ``warmup_epochs >= epochs`` (a recipe probe's "sum over every negative")."""
+    return cfg.max_violation and cfg.warmup_epochs > 0 and phase_one_run(cfg) is None
 
 
 def warmup_source(cfg: TrainConfig, name: str, ckpt_dir: str | os.PathLike[str]) -> Path | None:
@@ -30,7 +36,7 @@ def warmup_source(cfg: TrainConfig, name: str, ckpt_dir: str | os.PathLike[str])
     the end of the shorter warm-up both runs summed the hinge over every negative (eq. 6 without the max) and
     reseeded every epoch from ``(seed, epoch)``: they trained the same epochs."""
     root = resolve_path(ckpt_dir)
-    if not keeps_warmup(cfg) or not root.is_dir():
+    if not branches(cfg) or not root.is_dir():
         return None
     mine = json.loads(json.dumps(config_dict(cfg), sort_keys=True))
     found: tuple[int, Path] | None = None
