@@ -100,6 +100,26 @@ def test_06_members_share_their_first_phase_in_groups(pool):
         assert len({(m.fraction, m.seed, "w/o" in m.name, " x" in m.name) for m in g}) == 1
 
 
+def test_a_sweeps_longer_warm_up_waits_for_the_shorter_one_of_its_arm_and_seed(pool, monkeypatch):
+    """A recipe probe's runs of one arm and seed that differ by their warm-up form one group, shortest first
+    whatever the sweep's order: the longer one then starts from the shorter one's state instead of training the
+    shared epochs again beside it. Other arms and seeds stay apart."""
+    from types import SimpleNamespace
+
+    settings = pool.sweep_settings([["teran_warmup_epochs", "6", "3"], ["tern_warmup_epochs", "6", "3"]])
+    ps = [pool.notebook_params("09_real_language", "smoke", n_seeds=2, papers=["teran"], **{k: int(v) for k, v in s.items()})
+          for s in settings]
+    todo = list(pool.sweep_members([pool.home("09_real_language").members(q) for q in ps], settings))
+    world = SimpleNamespace(train=SimpleNamespace(split="train", n_images=8,     # what trained_config reads
+                                                  subset_size=lambda fraction, seed: ("train", int(8 * fraction))))
+    monkeypatch.setattr(pool, "home", lambda nb: SimpleNamespace(world=lambda *a: world))
+    groups = pool.phase_one_groups(todo, ps[0], "09_real_language", "runs/checkpoints")
+    assert sorted((g[0].name, g[0].seed, [m.config.warmup_epochs for m in g]) for g in groups) == [
+        (arm, seed, [3, 6]) for arm in ("TERAN mrsw", "TERAN mwsr", "TERN (global)") for seed in (0, 1)]
+    assert [(g[0].name, g[0].seed) for g in groups] == list(dict.fromkeys((m.name, m.seed) for m in todo))  # queue order
+    assert all(len({(m.name, m.seed) for m in g}) == 1 for g in groups)
+
+
 def test_06_evaluates_table_3_and_the_rule_3_arm_per_part_as_the_notebook_does(pool):
     """With ``per_part`` the notebook evaluates Table 3's arms and the rule-3 arm with Table 4 per part: the pool
     evaluates those members the same way (their records carry that evaluation), and the rest as before."""

@@ -11,7 +11,7 @@ The members are the plan the notebook runs, from the one home both call (:data:`
 longer-training arms, Table 5's fractions and VSE++; 07's news and literal grids; 09's four papers' arms, SAM's
 scarce arms once the baseline's records have chosen their fraction (as the notebook chooses it). The headline claims' members
 go first, so a pool cut off part-way has trained what the verdicts need most; members that share SSAMT's
-first phase wait for the first of them (:func:`phase_one_groups`). Workers are spawned (each loads the cached
+first phase wait for the first of them, and so do a sweep's longer warm-ups for the shortest (:func:`phase_one_groups`). Workers are spawned (each loads the cached
 worlds and starts its own CUDA context) and run torch on one thread (``--threads``: more).
 """
 from __future__ import annotations
@@ -63,18 +63,30 @@ def phase_one_groups(todo: list[tuple], p: dict, nb: str, ckpt_dir: str) -> list
     """``todo`` grouped by the first-phase run they share (SSAMT's intra phase is one run per data subset,
     seed and text input, shared by every arm), groups in the order of their first member. The pool trains
     one member per group first and the rest once that first phase is on disk: otherwise two workers would
-    train one first phase side by side, twice the work and two different starts for arms that share one."""
+    train one first phase side by side, twice the work and two different starts for arms that share one.
+    Likewise the runs of one arm and seed that differ only by their warm-up (a recipe probe's sweep), shortest
+    first: a longer warm-up starts from the shorter one's state (:mod:`itmlib.training.warmup_branch`)."""
+    import json
+
     from itmlib.training.grid import trained_config
     from itmlib.training.train import phase_one_run, checkpoint_folder
+    from itmlib.training.run_config import config_dict
+    from itmlib.training.warmup_branch import branches
 
     trains: dict[str, Any] = {}
     groups: dict[str, list[tuple]] = {}
+    warmup: dict[int, int] = {}        # id(member) -> its warm-up, where it may start from a shorter one's
     for i, m in enumerate(todo):
         if m.world not in trains:
             trains[m.world] = home(nb).world(m.world, p, "cpu").train
-        p1 = phase_one_run(trained_config(m.config, trains[m.world], m.fraction, m.seed))
-        groups.setdefault(str(checkpoint_folder(*p1, ckpt_dir)) if p1 else f"own {i}", []).append(m)
-    return list(groups.values())
+        cfg = trained_config(m.config, trains[m.world], m.fraction, m.seed)
+        p1 = phase_one_run(cfg)
+        key = str(checkpoint_folder(*p1, ckpt_dir)) if p1 else f"own {i}"
+        if branches(cfg):
+            warmup[id(m)] = cfg.warmup_epochs
+            key = m.name + json.dumps({**config_dict(cfg), "warmup_epochs": None}, sort_keys=True)
+        groups.setdefault(key, []).append(m)
+    return [sorted(g, key=lambda m: warmup.get(id(m), 0)) for g in groups.values()]
 
 
 def followup(plan: Any, p: Any, context: Any, todo: list[tuple], follow: bool = True) -> tuple | None:
