@@ -11,8 +11,9 @@ The members are the plan the notebook runs, from the one home both call (:data:`
 longer-training arms, Table 5's fractions and VSE++; 07's news and literal grids; 09's four papers' arms, SAM's
 scarce arms once the baseline's records have chosen their fraction (as the notebook chooses it). The headline claims' members
 go first, so a pool cut off part-way has trained what the verdicts need most; members that share SSAMT's
-first phase wait for the first of them, and so do a sweep's longer warm-ups for the shortest (:func:`phase_one_groups`). Workers are spawned (each loads the cached
-worlds and starts its own CUDA context) and run torch on one thread (``--threads``: more).
+first phase wait for the first of them, and a sweep's longer warm-ups for the shortest (:func:`phase_one_groups`).
+Workers are spawned (each loads the cached worlds and starts its own CUDA context) and run torch on one thread
+(``--threads``: more).
 """
 from __future__ import annotations
 

@@ -31,8 +31,8 @@ walk-through is :mod:`itmlib.models.teran_shapes`, the alignment pooling lives i
 
 Speed on a CPU: with ``finetune_text=False`` the BERT states of every caption
 are computed once (no grad, BERT in eval mode) and cached in memory (on disk
-too for 50,000 captions or more), keyed by the model path and the captions; BERT then stays out of the state dict and the
-checkpoints. The paper fine-tunes (``finetune_text=True``, the full scale). In between,
+too for 50,000 captions or more), keyed by the model path and the captions;
+BERT then stays out of the state dict and the checkpoints. The paper fine-tunes (``finetune_text=True``, the full scale). In between,
 ``finetune_layers=n`` trains the top ``n`` BERT layers and keeps the rest frozen: the
 states entering layer ``L - n`` are cached once, and only the top layers run per batch
 (their weights join the state dict and the checkpoints).
