@@ -1,6 +1,7 @@
 """tools/member_pool.py: the members it trains are the notebooks' own grids at medium (ci/medium.yaml), headline
 arms first, and SSAMT members that share a first phase are grouped behind one of them."""
 import importlib.util
+import json
 from collections import Counter
 from pathlib import Path
 
@@ -100,7 +101,7 @@ def test_06_members_share_their_first_phase_in_groups(pool):
         assert len({(m.fraction, m.seed, "w/o" in m.name, " x" in m.name) for m in g}) == 1
 
 
-def test_a_sweeps_longer_warm_up_waits_for_the_shorter_one_of_its_arm_and_seed(pool, monkeypatch):
+def test_a_sweeps_longer_warm_up_waits_for_the_shorter_one_of_its_arm_and_seed(pool, monkeypatch, tmp_path):
     """A recipe probe's runs of one arm and seed that differ by their warm-up form one group, shortest first
     whatever the sweep's order: the longer one then starts from the shorter one's state instead of training the
     shared epochs again beside it. Other arms and seeds stay apart."""
@@ -113,11 +114,24 @@ def test_a_sweeps_longer_warm_up_waits_for_the_shorter_one_of_its_arm_and_seed(p
     world = SimpleNamespace(train=SimpleNamespace(split="train", n_images=8,     # what trained_config reads
                                                   subset_size=lambda fraction, seed: ("train", int(8 * fraction))))
     monkeypatch.setattr(pool, "home", lambda nb: SimpleNamespace(world=lambda *a: world))
-    groups = pool.phase_one_groups(todo, ps[0], "09_real_language", "runs/checkpoints")
+    groups = pool.phase_one_groups(todo, ps[0], "09_real_language", str(tmp_path))
     assert sorted((g[0].name, g[0].seed, [m.config.warmup_epochs for m in g]) for g in groups) == [
         (arm, seed, [3, 6]) for arm in ("TERAN mrsw", "TERAN mwsr", "TERN (global)") for seed in (0, 1)]
     assert [(g[0].name, g[0].seed) for g in groups] == list(dict.fromkeys((m.name, m.seed) for m in todo))  # queue order
     assert all(len({(m.name, m.seed) for m in g}) == 1 for g in groups)
+    # once a shorter warm-up's state is on disk, the longer run needs no wait: it starts beside the shorter one
+    from itmlib.training.records import checkpoint_name, trained_config
+    from itmlib.training.run_config import config_dict
+    from itmlib.training.train import checkpoint_folder
+
+    short = next(m for m in todo if m.name == "TERAN mrsw" and m.seed == 0 and m.config.warmup_epochs == 3)
+    folder = checkpoint_folder(trained_config(short.config, world.train, short.fraction, 0), checkpoint_name(short.name), tmp_path)
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text(json.dumps(config_dict(trained_config(short.config, world.train, short.fraction, 0))))
+    (folder / "warmup.pt").write_bytes(b"")
+    groups = pool.phase_one_groups(todo, ps[0], "09_real_language", str(tmp_path))
+    mrsw0 = [[m.config.warmup_epochs for m in g] for g in groups if (g[0].name, g[0].seed) == ("TERAN mrsw", 0)]
+    assert sorted(mrsw0) == [[3], [6]] and len(groups) == 7
 
 
 def test_06_evaluates_table_3_and_the_rule_3_arm_per_part_as_the_notebook_does(pool):

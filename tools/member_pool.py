@@ -66,13 +66,15 @@ def phase_one_groups(todo: list[tuple], p: dict, nb: str, ckpt_dir: str) -> list
     one member per group first and the rest once that first phase is on disk: otherwise two workers would
     train one first phase side by side, twice the work and two different starts for arms that share one.
     Likewise the runs of one arm and seed that differ only by their warm-up (a recipe probe's sweep), shortest
-    first: a longer warm-up starts from the shorter one's state (:mod:`itmlib.training.warmup_branch`)."""
+    first: a longer warm-up starts from the shorter one's state (:mod:`itmlib.training.warmup_branch`) - at
+    once, beside it, where a shorter warm-up's state is already under ``ckpt_dir``."""
     import json
 
     from itmlib.training.grid import trained_config
+    from itmlib.training.records import checkpoint_name
     from itmlib.training.train import phase_one_run, checkpoint_folder
     from itmlib.training.run_config import config_dict
-    from itmlib.training.warmup_branch import branches
+    from itmlib.training.warmup_branch import branches, warmup_source
 
     trains: dict[str, Any] = {}
     groups: dict[str, list[tuple]] = {}
@@ -83,7 +85,7 @@ def phase_one_groups(todo: list[tuple], p: dict, nb: str, ckpt_dir: str) -> list
         cfg = trained_config(m.config, trains[m.world], m.fraction, m.seed)
         p1 = phase_one_run(cfg)
         key = str(checkpoint_folder(*p1, ckpt_dir)) if p1 else f"own {i}"
-        if branches(cfg):
+        if branches(cfg) and warmup_source(cfg, checkpoint_name(m.name), ckpt_dir) is None:
             warmup[id(m)] = cfg.warmup_epochs
             key = m.name + json.dumps({**config_dict(cfg), "warmup_epochs": None}, sort_keys=True)
         groups.setdefault(key, []).append(m)
