@@ -68,12 +68,11 @@ def phase_one_groups(todo: list[tuple], p: dict, nb: str, ckpt_dir: str) -> list
     Likewise the runs of one arm and seed that differ only by their warm-up (a recipe probe's sweep), shortest
     first: a longer warm-up starts from the shorter one's state (:mod:`itmlib.training.warmup_branch`) - at
     once, beside it, where a shorter warm-up's state is already under ``ckpt_dir``."""
-    import json
+    import dataclasses
 
     from itmlib.training.grid import trained_config
     from itmlib.training.records import checkpoint_name
     from itmlib.training.train import phase_one_run, checkpoint_folder
-    from itmlib.training.run_config import config_dict
     from itmlib.training.warmup_branch import branches, warmup_source
 
     trains: dict[str, Any] = {}
@@ -87,7 +86,7 @@ def phase_one_groups(todo: list[tuple], p: dict, nb: str, ckpt_dir: str) -> list
         key = str(checkpoint_folder(*p1, ckpt_dir)) if p1 else f"own {i}"
         if branches(cfg) and warmup_source(cfg, checkpoint_name(m.name), ckpt_dir) is None:
             warmup[id(m)] = cfg.warmup_epochs
-            key = m.name + json.dumps({**config_dict(cfg), "warmup_epochs": None}, sort_keys=True)
+            key = f"warm-ups of {checkpoint_folder(dataclasses.replace(cfg, warmup_epochs=0), checkpoint_name(m.name), ckpt_dir)}"
         groups.setdefault(key, []).append(m)
     return [sorted(g, key=lambda m: warmup.get(id(m), 0)) for g in groups.values()]
 
