@@ -52,7 +52,7 @@ TERAN_ARMS = ("TERAN mrsw", "TERAN mwsr", "TERN (global)")
 #: on v5. On v7's sizes the size probe's 58,000-image run under it peaked at epoch 7 and stopped at 12
 #: (``size_probe``). The warm-ups: chosen by the probes on TERAN MrSw's and TERN's
 #: dev curves (seed 0; the notebook's table ``recipe_probe``, :data:`WARMUPS_PROBED`). TERN: this world's rule's
-#: choice; TERAN MrSw: this world's rule's choice too (3; 6 within 1% of it, the whole budget 4% below)
+#: choice; TERAN MrSw: this world's rule's choice too (the test of the recipe reads both against those records)
 WORLD_RECIPES = {"medium": {"teran_warmup_epochs": 3, "tern_warmup_epochs": 3, "patience": 5}}
 #: the warm-ups TERAN MrSw and TERN are each probed over (seed 0) before the rule chooses one: 3, 6 and the whole
 #: budget (the hinge summed over every negative throughout; 08's at most 20 epochs)
