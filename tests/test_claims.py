@@ -181,3 +181,20 @@ def test_judge_claims_where_and_exact_rules():
 def test_judge_claims_names_a_missing_run_table():
     with pytest.raises(ValueError, match="by_sampling"):
         judge_claims("04_sam", {"runs": pd.DataFrame()})
+
+
+def test_findings_lines_read_as_sentences_for_every_kind_of_verdict():
+    """A judged claim carries its interval after the paper's number; a claim whose arm did not run says so after
+    a separator; our own controls never read "paper not run in the paper"."""
+    from itmlib.course.findings import claims_findings
+
+    table = pd.DataFrame({
+        "claim": ["a beats b", "c beats d", "control"],
+        "paper (model vs baseline)": ["65.0 vs 57.5", "77.7 vs 70.8", "not run in the paper (our control arm)"],
+        "ours (model vs baseline)": ["17.1 vs 13.3", "", "65.1 vs 63.9"],
+        "verdict": ["not judged (1 seed)", "not run (TERAN mwsr absent)", "holds (n=5, 95% CI [0.50, 1.94])"]})
+    text = claims_findings(table)
+    assert "- a beats b: ours 17.1 vs 13.3, paper 65.0 vs 57.5 (1 seed)" in text
+    assert "- c beats d: ours -, paper 77.7 vs 70.8; not run (TERAN mwsr absent)" in text
+    assert "- control: ours 65.1 vs 63.9, a control of ours, not in the paper (n=5, 95% CI [0.50, 1.94])" in text
+    assert text.index("**What holds** (1)") < text.index("**Not judged by this table** (2)")

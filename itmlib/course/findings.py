@@ -141,10 +141,11 @@ def claims_findings(claims: pd.DataFrame) -> str:
             ours = r.get("ours (model vs baseline)", "")
             ours = ours if isinstance(ours, str) and ours else "-"
             v = str(r.verdict)
-            detail = v[len(k):].strip() if v.startswith(k) else v
+            detail = f" {v[len(k):].strip()}" if v.startswith(k) else f"; {v}"   # "not run (...)" stands apart
             paper = str(r.get("paper (model vs baseline)", "-"))
-            paper = "a control of ours, not in the paper" if paper.startswith("not in the paper") else f"paper {paper}"
-            items.append(f"- {r['claim']}: ours {ours}, {paper} {detail}".rstrip())
+            ours_only = paper.startswith(("not in the paper", "not run in the paper"))
+            paper = "a control of ours, not in the paper" if ours_only else f"paper {paper}"
+            items.append(f"- {r['claim']}: ours {ours}, {paper}{detail}".rstrip())
         out.append(f"**{title}** ({len(g)}):\n\n" + "\n".join(items))
     return "\n\n".join(out)
 
