@@ -185,12 +185,15 @@ def test_judge_claims_names_a_missing_run_table():
 
 def test_findings_lines_read_as_sentences_for_every_kind_of_verdict():
     """A judged claim carries its interval after the paper's number; a claim whose arm did not run says so after
-    a separator; our own controls never read "paper not run in the paper"."""
+    a separator; a claim the paper lacks reads as our control, which needs each such paper text to begin "not in
+    the paper" (one spelling across the claim files)."""
     from itmlib.course.findings import claims_findings
 
+    texts = {c.id: paper_side(c) for p in CLAIM_FILES for c in load_claims(p)}
+    assert [i for i, t in texts.items() if "in the paper" in t and not t.startswith("not in the paper")] == []
     table = pd.DataFrame({
         "claim": ["a beats b", "c beats d", "control"],
-        "paper (model vs baseline)": ["65.0 vs 57.5", "77.7 vs 70.8", "not run in the paper (our control arm)"],
+        "paper (model vs baseline)": ["65.0 vs 57.5", "77.7 vs 70.8", "not in the paper: our control arm"],
         "ours (model vs baseline)": ["17.1 vs 13.3", "", "65.1 vs 63.9"],
         "verdict": ["not judged (1 seed)", "not run (TERAN mwsr absent)", "holds (n=5, 95% CI [0.50, 1.94])"]})
     text = claims_findings(table)

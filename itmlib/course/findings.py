@@ -143,8 +143,7 @@ def claims_findings(claims: pd.DataFrame) -> str:
             v = str(r.verdict)
             detail = f" {v[len(k):].strip()}" if v.startswith(k) else f"; {v}"   # "not run (...)" stands apart
             paper = str(r.get("paper (model vs baseline)", "-"))
-            ours_only = paper.startswith(("not in the paper", "not run in the paper"))
-            paper = "a control of ours, not in the paper" if ours_only else f"paper {paper}"
+            paper = "a control of ours, not in the paper" if paper.startswith("not in the paper") else f"paper {paper}"
             items.append(f"- {r['claim']}: ours {ours}, {paper}{detail}".rstrip())
         out.append(f"**{title}** ({len(g)}):\n\n" + "\n".join(items))
     return "\n\n".join(out)
