@@ -57,6 +57,20 @@ def test_parameters_are_typed_and_documented(path: Path):
     assert json.loads(params["results_dir"]["default"]) == "runs/results"
 
 
+@pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
+def test_tables_are_written_unrounded_and_rounded_once_by_write_table(path: Path):
+    """A frame rounded before ``write_table`` is rounded twice (194.2533 -> 194.25 -> "194.2", beside a notebook's
+    194.3): a table's places go to ``write_table(..., decimals=k)``, which rounds each value once."""
+    import ast
+
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    for cell in (c for c in nb["cells"] if c["cell_type"] == "code"):
+        for node in ast.walk(ast.parse("".join(cell["source"]))):
+            if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "write_table" and len(node.args) > 1:
+                rounded = [n for n in ast.walk(node.args[1]) if isinstance(n, ast.Attribute) and n.attr == "round"]
+                assert not rounded, f"{path.name}: {ast.unparse(node.args[1])} is rounded before write_table"
+
+
 def test_smoke_overrides_parse():
     ov = scale_overrides("smoke")
     assert set(ov) <= set(NOTEBOOKS) | {"all"}

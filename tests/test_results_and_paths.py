@@ -5,7 +5,7 @@ import pytest
 
 import itmlib
 from itmlib.paths import repo_root, resolve_path
-from itmlib.course.results import read_table, start_run, write_table
+from itmlib.course.results import read_table, start_run, table_number, write_table
 
 META = {"data": "unit-test data", "dataset": "synthetic", "scale": "smoke", "seed": 0, "device": "cpu",
         "paper": "Biten et al., Table 1"}
@@ -50,6 +50,26 @@ def test_write_table_writes_a_count_past_10000_in_full_and_leaves_other_columns_
     assert "| objects    |   3.446 |    nan | 24.67   |" in body        # a column with no big count: decimal-aligned
     plain = pd.DataFrame({"x": ["a"], "v": [3.4461]})
     assert write_table(plain, tmp_path, "nb", "p", META)[1].read_text().endswith(plain.to_markdown(index=False, floatfmt=".4g") + "\n")
+
+
+@pytest.mark.parametrize("v, decimals, shown", [(194.2533, 2, 194.3), (194.25, 2, 194.2), (0.12345, 2, 0.12),
+                                                (0.0999, 2, 0.1), (12.3456, 3, 12.35), (24000.4, 2, 24000.0),
+                                                (-0.123456, 3, -0.123), (1.2e-05, 2, 0.0)])
+def test_table_number_rounds_once_to_the_fewer_of_the_places_and_four_figures(v, decimals, shown):
+    assert table_number(v, decimals) == shown
+    assert table_number(float("nan"), 2) != table_number(float("nan"), 2)     # NaN stays NaN
+
+
+def test_write_table_with_decimals_rounds_once_where_a_rounded_frame_rounded_twice(tmp_path):
+    # TERN's two-seed mean Rsum, 194.2533: df.round(2) made it 194.25, which %.4g prints 194.2, one below the
+    # 194.3 a notebook shows from the unrounded value; decimals rounds the value itself
+    df = pd.DataFrame({"method": ["TERN"], "rsum": [194.2533], "grounding": [0.123456]})
+    twice, _ = write_table(df.round(2), tmp_path, "nb", "twice", META)
+    once, md = write_table(df, tmp_path, "nb", "once", META, decimals=2)
+    assert twice.read_text().splitlines()[-1] == "TERN,194.2,0.12"
+    assert once.read_text().splitlines()[-1] == "TERN,194.3,0.12"
+    assert "| TERN     |  194.3 |        0.12 |" in md.read_text()
+    assert df.rsum.tolist() == [194.2533]          # the caller's frame is left as it was
 
 
 def test_write_table_rejects_bad_input(tmp_path):

@@ -29,6 +29,23 @@ def test_summarize_mean_and_std_by_hand():
     assert one.rsum_std.isna().all() and (one.seeds == 1).all()  # one seed: no spread, not a zero spread
 
 
+def test_seed_means_are_the_same_float_in_every_order_of_the_seeds():
+    import itertools, math
+    from itmlib.claims.seeds import seed_mean, seed_std
+    # TERN's four i2t R@1 values: pandas' mean is 16.134999999999998 in some orders and 16.135 in others, which
+    # two tables then printed as 16.13 and 16.14
+    vals = [15.54, 15.90, 16.38, 16.72]
+    orders = list(itertools.permutations(vals))
+    assert len({pd.Series(o).mean() for o in orders}) > 1          # the order-dependence this guards against
+    assert {seed_mean(o) for o in orders} == {math.fsum(vals) / 4}
+    assert len({seed_std(o) for o in orders}) == 1
+    assert seed_std([100.0, 110.0, 90.0]) == pytest.approx(10.0) and math.isnan(seed_std([3.0]))
+    assert seed_mean([1.0, float("nan"), 3.0]) == 2.0 and math.isnan(seed_mean([]))    # NaN left out, as pandas does
+    runs = pd.DataFrame({"method": "TERN", "seed": range(4), "i2t_r1": vals})
+    means = {summarize(runs.iloc[list(p)], ["method"], ["i2t_r1"]).i2t_r1.iloc[0] for p in itertools.permutations(range(4))}
+    assert means == {math.fsum(vals) / 4}
+
+
 def test_compare_verdicts():
     c = compare(_runs(), "rsum", "base", "sam").set_index("fraction")
     # paired differences 50, 48, 55: mean 51, std 3.606, t(0.975, 2) = 4.303 -> CI 51 +- 8.96 = [42.0, 60.0]

@@ -14,6 +14,7 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 import pandas as pd
 
+from .seeds import seed_mean
 from .verdicts import (CLAIM_COLUMNS, LABELS, MIN_SEEDS, _r, claim_verdict, decide, format_verdict, mean_interval,
                        ours_number)
 
@@ -87,7 +88,7 @@ def _margin(c: Any, runs: pd.DataFrame, baseline: str) -> float | None:
 
     if not c.margin_rule:
         return c.margin
-    base = runs[runs.method == baseline][c.metric].astype(float).mean() if baseline and baseline in set(runs.method) \
+    base = seed_mean(runs[runs.method == baseline][c.metric]) if baseline and baseline in set(runs.method) \
         else None
     if base is None and c.margin_rule.get("of", "baseline") == "baseline" and "share" in c.margin_rule:
         return None        # the baseline was not run: the claim reads "not run"

@@ -1,8 +1,8 @@
 """Seed statistics and claim verdicts, shared by every paper's notebook.
 
 A run table has one row per (method, seed) (and any grouping columns) with metric
-columns. :func:`summarize` gives mean and sample std over seeds; :func:`compare` the
-paired seed differences d_s = new_s - base_s over n seeds and the 95% confidence interval
+columns. :func:`summarize` gives mean and sample std over seeds (:mod:`.seeds`: the same numbers in every seed
+order); :func:`compare` the paired seed differences d_s = new_s - base_s over n seeds and the 95% confidence interval
 of their mean with Student's t on n - 1 degrees of freedom:
 
     CI = mean(d) ± t_{0.975, n-1} · std(d) / sqrt(n)
@@ -40,6 +40,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .seeds import seed_mean, seed_std, summarize
+
 __all__ = ["verdict_changes", "summarize", "paired_differences", "mean_interval", "decide", "format_verdict", "compare",
            "claim_verdict", "ClaimRule", "bootstrap_verdict", "MIN_DRAWS",
            "CLAIM_COLUMNS", "LEVEL", "MIN_SEEDS", "LABELS", "HEADLINE_SEEDS",
@@ -64,29 +66,6 @@ RULE = (f"**holds** when the {LEVEL:.0%} interval of the mean paired seed differ
         "**does not hold** when it lies on the other side, **inconclusive** when it straddles 0 (a \"no change\" claim: "
         "inside, outside or across its declared margin); **not judged** below "
         f"{MIN_SEEDS} seeds ({HEADLINE_SEEDS} for a headline claim) or when an arm it compares did not train to a plateau")
-
-
-def summarize(runs: pd.DataFrame, by: list[str], columns: list[str] | None = None) -> pd.DataFrame:
-    """Mean and sample std over seeds per group: columns ``<metric>`` and ``<metric>_std``, ``seeds``, and
-    where the runs carry ``best_epoch``, ``best epochs`` (each seed's selected epoch, in seed order: did the
-    arm train to a plateau, or was it chosen at its last or first epoch?).
-
-    ``columns`` defaults to the :data:`~itmlib.metrics.METRIC_COLUMNS` present in ``runs``.
-    With one seed the std is NaN (undefined), not 0: a single run shows no spread."""
-    from ..metrics import METRIC_COLUMNS
-
-    columns = columns or [c for c in METRIC_COLUMNS if c in runs]
-    g = runs.groupby(by, sort=False)[columns]
-    mean, std = g.mean(), g.std(ddof=1)
-    out = mean.copy()
-    for c in columns:
-        out[f"{c}_std"] = std[c]
-    out["seeds"] = g.size()
-    if "best_epoch" in runs and "best_epoch" not in columns:
-        ordered = runs.sort_values("seed", kind="stable") if "seed" in runs else runs
-        out["best epochs"] = ordered.groupby(by, sort=False)["best_epoch"].agg(
-            lambda e: " ".join(str(int(x)) for x in e if pd.notna(x)))
-    return out.reset_index()
 
 
 def mean_interval(mean: float, sd: float, n: int, level: float = LEVEL) -> tuple[float, float]:
@@ -114,8 +93,7 @@ def paired_differences(runs: pd.DataFrame, base: str, new: str, metric: str, pai
         raise ValueError(f"more than one row per {pair_by} for {base!r} or {new!r} ({metric})")
     d = (b - a).dropna()
     a, b = a[d.index], b[d.index]
-    mean = float(d.mean()) if len(d) else math.nan
-    sd = float(d.std(ddof=1)) if len(d) > 1 else math.nan
+    mean, sd = seed_mean(d), seed_std(d)
     return a, b, d, mean, sd, mean_interval(mean, sd, len(d))
 
 
@@ -188,8 +166,8 @@ def compare(runs: pd.DataFrame, metric: str, base: str, new: str, by: str = "fra
     out = []
     for key, g in runs.groupby(by, sort=False):
         a, b, d, mean, sd, (lo, hi) = paired_differences(g, base, new, metric)
-        out.append({by: key, "metric": metric, f"{base}": float(a.mean()), f"{new}": float(b.mean()),
-                    "ratio": float(b.mean() / a.mean()) if a.mean() else math.nan,
+        out.append({by: key, "metric": metric, f"{base}": seed_mean(a), f"{new}": seed_mean(b),
+                    "ratio": seed_mean(b) / seed_mean(a) if seed_mean(a) else math.nan,
                     "mean_diff": mean, "diff_std": sd, "ci_low": lo, "ci_high": hi, "seeds": len(d),
                     "verdict": format_verdict(decide("higher", lo, hi, len(d)), len(d), lo, hi)})
     return pd.DataFrame(out)
@@ -332,12 +310,12 @@ def _threshold_verdict(runs: pd.DataFrame, new: str, metric: str, expect: str, r
         return {"baseline": side, **_cells(f"{ours_number(worst)} ({'max' if expect == 'at_most' else 'min'} of {n})",
                                            worst - r.threshold, math.nan, math.nan, math.nan, n,
                                            ("holds" if holds else "does not hold") + " (deterministic)")}
-    diff = float(vals.mean()) - r.threshold
-    sd = float(vals.std(ddof=1)) if n > 1 else math.nan
+    diff = seed_mean(vals) - r.threshold
+    sd = seed_std(vals)
     lo, hi = mean_interval(diff, sd, n)
     verdict = not_judged_seeds(n, HEADLINE_SEEDS if r.headline else MIN_SEEDS) or \
         format_verdict(decide(expect, lo, hi, n, r.margin or 0.0, headline=r.headline), n, lo, hi, r.margin)
-    return {"baseline": side, **_cells(f"{ours_number(vals.mean())} (mean of {n})", diff, sd, lo, hi, n, verdict)}
+    return {"baseline": side, **_cells(f"{ours_number(seed_mean(vals))} (mean of {n})", diff, sd, lo, hi, n, verdict)}
 
 
 def _paired_verdict(runs: pd.DataFrame, base: str, new: str, metric: str, expect: str, r: ClaimRule) -> dict[str, Any]:
@@ -348,13 +326,12 @@ def _paired_verdict(runs: pd.DataFrame, base: str, new: str, metric: str, expect
     n = len(dd)
     if expect == "ratio":   # the per-seed ratio new / base against the threshold the claim's rule sets
         q = (b / a).replace([np.inf, -np.inf], np.nan).dropna()
-        rm = float(q.mean()) if len(q) else math.nan
-        rsd = float(q.std(ddof=1)) if len(q) > 1 else math.nan
+        rm, rsd = seed_mean(q), seed_std(q)
         rlo, rhi = mean_interval(rm, rsd, len(q))
         verdict = not_judged_seeds(len(q), need) or format_verdict(
             decide("ratio", rlo - r.threshold, rhi - r.threshold, len(q), headline=r.headline), len(q), rlo,
             rhi)[:-1] + f", x{r.threshold:.2f} needed)"
-        return _cells(f"{_ours_vs(b.mean(), a.mean())} ({rm:.2f}x)", rm, rsd, rlo, rhi, len(q), verdict)
+        return _cells(f"{_ours_vs(seed_mean(b), seed_mean(a))} ({rm:.2f}x)", rm, rsd, rlo, rhi, len(q), verdict)
     if r.exact:   # deterministic: every instance must satisfy the claim
         raw = runs[runs.method.isin([base, new])][metric].astype(float)
         if n == 0 or raw.isna().any():
@@ -362,10 +339,10 @@ def _paired_verdict(runs: pd.DataFrame, base: str, new: str, metric: str, expect
         holds = {"higher": bool((dd > 1e-9).all()), "lower": bool((dd < -1e-9).all()),
                  "same": bool((dd.abs() <= 1e-9).all())}[expect]
         verdict = ("holds" if holds else "does not hold") + (" (deterministic, every instance)" if n > 1 else " (deterministic)")
-        return _cells(_ours_vs(b.mean(), a.mean()), d, math.nan, math.nan, math.nan, n, verdict)
+        return _cells(_ours_vs(seed_mean(b), seed_mean(a)), d, math.nan, math.nan, math.nan, n, verdict)
     m = r.margin if expect in ("same", "non_inferior") else None
     verdict = not_judged_seeds(n, need) or format_verdict(decide(expect, lo, hi, n, m or 0.0, headline=r.headline), n, lo, hi, m)
-    return _cells(_ours_vs(b.mean(), a.mean()), d, sd, lo, hi, n, verdict)
+    return _cells(_ours_vs(seed_mean(b), seed_mean(a)), d, sd, lo, hi, n, verdict)
 
 
 def verdict_word(verdict: str) -> str:

@@ -30,6 +30,7 @@ from typing import Any, Callable, Mapping
 
 import pandas as pd
 
+from ..claims.seeds import seed_mean
 from ..data.coco_scenes import coco_scenes_source
 from ..training.grid import Grid, Member
 
@@ -154,7 +155,7 @@ def scarce_fraction(p: Mapping[str, Any], plan: Mapping[str, Grid],
     cand = run(plan["sam candidates"]) if len(base) else base.iloc[0:0]
     if not (len(base) and len(cand)):
         return None
-    return ncs_sam.choose_fractions(cand, base.rsum.mean(), target)
+    return ncs_sam.choose_fractions(cand, seed_mean(base.rsum), target)
 
 
 def scarce_grid(p: Mapping[str, Any], data: str, fraction: float) -> Grid:

@@ -27,6 +27,8 @@ from collections.abc import Mapping
 
 import pandas as pd
 
+from ..claims.seeds import seed_mean
+
 __all__ = ["LEVELS", "levels", "level_gate", "world_gate", "FLOOR_MATCH", "FLOORS", "CEILINGS", "floor_reading"]
 
 #: paper (the prefix of its replayed claims' ids, ``real_<paper>_``) -> (its main model, the share of VSE++'s
@@ -68,8 +70,7 @@ def levels(vse: pd.DataFrame, runs: Mapping[str, tuple[pd.DataFrame, float]]) ->
         pool = ref_all[ref_all.fraction <= f + 1e-9]
         rf = float(pool.fraction.max()) if len(pool) else math.nan
         ref = pool[pool.fraction == rf]
-        m = float(own.rsum.mean()) if len(own) else math.nan
-        b = float(ref.rsum.mean()) if len(ref) else math.nan
+        m, b = seed_mean(own.rsum), seed_mean(ref.rsum)
         rows.append({"claims of": paper, "model": model, "fraction": f, "seeds": int(own.seed.nunique()), "rsum": m,
                      "reference fraction": rf, "reference seeds": int(ref.seed.nunique()), "reference rsum": b,
                      "share needed": share, "needed": share * b,

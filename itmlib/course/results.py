@@ -22,6 +22,7 @@ host), so the same seed gives byte-identical tables.
 from __future__ import annotations
 
 import io
+import math
 import logging
 import os
 import re
@@ -37,7 +38,7 @@ from ..console import quiet_if_headless
 from ..paths import atomic_write_text, repo_root, resolve_path
 from ..training.context import RunContext
 
-__all__ = ["Run", "start_run", "shown_float", "styled", "write_table", "read_table", "atomic_write_text"]
+__all__ = ["Run", "start_run", "shown_float", "styled", "write_table", "table_number", "read_table", "atomic_write_text"]
 
 logger = logging.getLogger("itmlib")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -61,12 +62,16 @@ def write_table(
     meta: dict[str, Any],
     *,
     float_format: str = "%.4g",
+    decimals: int | None = None,
 ) -> tuple[Path, Path]:
     """Write ``df`` as ``<results_dir>/<notebook>/<table>.csv`` and ``.md`` with a header block.
 
     ``meta`` must hold at least ``data`` (which data the numbers came from),
     ``dataset``, ``scale``, ``seed`` and ``device``; ``paper`` names the
     transcribed paper table shown beside ours (or says why there is none).
+    Floats are written at ``float_format`` (4 significant figures), and with ``decimals`` at no more than that
+    many decimals either, each rounded once from the value given (:func:`table_number`): pass the unrounded
+    table, not ``df.round(2)``, whose 194.2533 -> 194.25 would then print 194.2 beside a notebook's 194.3.
     """
     for name, val in (("notebook", notebook), ("table", table)):
         if not _NAME.match(val):
@@ -76,6 +81,9 @@ def write_table(
         raise ValueError(f"table header is missing {missing}")
     if not isinstance(df, pd.DataFrame) or df.empty:
         raise ValueError(f"table {table!r} must be a non-empty DataFrame")
+    if decimals is not None:
+        df = df.assign(**{c: df[c].map(lambda v: table_number(v, decimals, float_format))
+                          for c in df.columns if pd.api.types.is_float_dtype(df[c])})
     full_meta = {"table": f"{notebook}/{table}", **meta, "itmlib": __version__}
     head = _header(full_meta)
     out = resolve_path(results_dir) / notebook
@@ -89,6 +97,18 @@ def write_table(
     atomic_write_text(md_path, md_text)
     logger.info("wrote %s and %s", csv_path, md_path)
     return csv_path, md_path
+
+
+def table_number(v: float, decimals: int, float_format: str = "%.4g") -> float:
+    """``v`` as a table with ``decimals`` writes it, rounded once: at ``float_format``'s significant figures, or at
+    ``decimals`` places where those are fewer (194.2533 -> 194.3, 0.12345 -> 0.12, 24000.4 -> 24000). The float
+    returned prints, at ``float_format``, as exactly that rounding."""
+    if not math.isfinite(v):
+        return v
+    s = _plain(float_format, v)
+    if "e" in s or len(s.partition(".")[2]) > decimals:   # more places than the table keeps: round v itself there
+        s = f"{v:.{decimals}f}"
+    return float(s)
 
 
 def _plain(float_format: str, v: float) -> str:

@@ -8,6 +8,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ...claims.seeds import seed_mean
 from ...config import check_choice, get_scale
 from ...paper_numbers import paper_table
 from ...training.train import TrainConfig
@@ -150,7 +151,7 @@ def choose_fractions(baseline: pd.DataFrame, full_rsum: float, targets: Mapping[
         raise ValueError(f"full_rsum must be > 0 (the full-data baseline's Rsum), got {full_rsum}")
     if baseline.empty:
         raise ValueError("choose_fractions needs baseline runs at one or more candidate fractions")
-    mean = baseline.groupby("fraction").rsum.mean()
+    mean = baseline.groupby("fraction").rsum.agg(seed_mean)
     rows = []
     for setting, share in targets.items():
         f = float((mean / full_rsum - share).abs().idxmin())
