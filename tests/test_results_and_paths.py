@@ -80,6 +80,9 @@ def test_write_table_rejects_bad_input(tmp_path):
         write_table(df, tmp_path, "nb", "../evil", META)
     with pytest.raises(ValueError, match="non-empty"):
         write_table(pd.DataFrame(), tmp_path, "nb", "t", META)
+    for bad in (-1, 1.5, True):
+        with pytest.raises(ValueError, match="decimals must be a whole number"):
+            write_table(pd.DataFrame({"a": [0.5]}), tmp_path, "nb", "t", META, decimals=bad)
 
 
 def test_start_run_resolves_against_repo_root_and_logs(tmp_path, monkeypatch):

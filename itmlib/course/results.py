@@ -22,8 +22,8 @@ host), so the same seed gives byte-identical tables.
 from __future__ import annotations
 
 import io
-import math
 import logging
+import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -81,6 +81,8 @@ def write_table(
         raise ValueError(f"table header is missing {missing}")
     if not isinstance(df, pd.DataFrame) or df.empty:
         raise ValueError(f"table {table!r} must be a non-empty DataFrame")
+    if decimals is not None and (isinstance(decimals, bool) or not isinstance(decimals, int) or decimals < 0):
+        raise ValueError(f"decimals must be a whole number of places >= 0, got {decimals!r}")
     if decimals is not None:
         df = df.assign(**{c: df[c].map(lambda v: table_number(v, decimals, float_format))
                           for c in df.columns if pd.api.types.is_float_dtype(df[c])})
