@@ -118,6 +118,35 @@ def test_clean_executed_drops_clutter_and_refuses_errors():
         clean_executed(nb)
 
 
+def test_clean_executed_gives_one_copy_however_the_kernel_split_a_cells_output():
+    # one cell's run, twice: its stdout came as one stream, then as two with a warning between; the styled table
+    # after it must keep one id, and cleaning a cleaned copy again must change nothing
+    def run(outputs):
+        nb = nbformat.v4.new_notebook()
+        c = nbformat.v4.new_code_cell("x")
+        c.outputs = outputs + [nbformat.v4.new_output("display_data", data={"text/html": "".join(
+            f'<table id="T_{u}"><th id="T_{u}_level0_col0">' for u in ("a1b2c", "0f9e8"))})]
+        nb.cells = [c]
+        return clean_executed(nb)
+
+    one = run([nbformat.v4.new_output("stream", name="stdout", text="a\nb\n")])
+    split = run([nbformat.v4.new_output("stream", name="stdout", text="a\n"),
+                 nbformat.v4.new_output("stream", name="stderr", text="UserWarning\n"),
+                 nbformat.v4.new_output("stream", name="stdout", text="b\n")])
+    assert nbformat.writes(one) == nbformat.writes(split)
+    assert [o.output_type for o in one.cells[0].outputs] == ["stream", "display_data"]
+    html = one.cells[0].outputs[1].data["text/html"]
+    assert 'id="T_c0o1t0"' in html and 'id="T_c0o1t1_level0_col0"' in html
+    again = nbformat.writes(clean_executed(nbformat.reads(nbformat.writes(split), as_version=4)))
+    assert again == nbformat.writes(split)
+    # a committed copy whose table stood at another output index is renamed in one pass (t1 is no prefix of t10)
+    nb = nbformat.v4.new_notebook()
+    c = nbformat.v4.new_code_cell("x")
+    c.outputs = [nbformat.v4.new_output("display_data", data={"text/html": '<p id="T_c0o3t1"><p id="T_c0o3t10">'})]
+    nb.cells = [c]
+    assert clean_executed(nb).cells[0].outputs[0].data["text/html"] == '<p id="T_c0o0t0"><p id="T_c0o0t1">'
+
+
 def test_math_becomes_mathml_and_code_and_prices_stay():
     md = math_to_mathml(r"a $x_i$ and `$no$` and $$\frac{1}{2}$$ cost $5 and $6")
     assert md.count("<math") == 2 and 'display="block"' in md and "<mfrac>" in md

@@ -132,13 +132,18 @@ def _from_root(path: str) -> str:
     return Path(shown).name if Path(shown).is_absolute() else shown
 
 
+#: a styled table's id: pandas Styler's random one, or the one :func:`clean_executed` gave it (a committed copy
+#: cleaned again gets the same ids as its run cleaned once)
+_STYLE_ID = re.compile(r"T_(?:[0-9a-f]{5}|c\d+o\d+t\d+)(?=[_\" ])")
+
+
 def clean_executed(nb: Any) -> Any:
     """An executed notebook made fit to commit and read: no widget state or widget views, no
     stderr streams (warnings, tqdm), no execution timings (papermill's start, end and duration included) and
     paths relative to the repository; figures, tables and text kept. Raises when
     a cell carries an error output (an executed copy never shows a traceback). What changes from run to
-    run without saying anything - cell ids, a styled table's random id - is made the same every run, so
-    a rerun's diff shows only what changed."""
+    run without saying anything - cell ids, a styled table's random id, how the kernel happened to split a cell's
+    printed text into stream outputs - is made the same every run, so a rerun's diff shows only what changed."""
     nb.metadata.pop("widgets", None)
     pm = nb.metadata.get("papermill")
     if pm is not None:   # wall-clock times and this machine's paths: they change every run and say nothing to a reader
@@ -152,42 +157,53 @@ def clean_executed(nb: Any) -> Any:
         cell["id"] = f"cell-{i}"
         for key in ("execution", "papermill"):   # every cell's timings, markdown ones too
             cell.get("metadata", {}).pop(key, None)
-        if cell.cell_type != "code":
-            continue
-        for j, out in enumerate(cell.get("outputs", [])):
-            html = (out.get("data") or {}).get("text/html")
-            if html is not None:
-                text = _joined(html)
-                ids = dict.fromkeys(re.findall(r"T_[0-9a-f]{5}(?=[_\" ])", text))   # pandas Styler's uuid
-                for k, old in enumerate(ids):
-                    text = text.replace(old, f"T_c{i}o{j}t{k}")
-                out["data"]["text/html"] = text
-        kept = []
-        for out in cell.get("outputs", []):
-            if out.get("output_type") == "error":
-                raise ValueError(f"cell {cell.get('id', '?')} has an error output ({out.get('ename')}): not a readable copy")
-            if out.get("output_type") == "stream" and out.get("name") == "stderr":
-                continue
-            if out.get("output_type") == "stream":   # a progress bar printed to stdout (a library's own tqdm)
-                text = _joined(out.get("text", ""))
-                lines = [ln for ln in text.split("\n") if not _BAR.search(ln)]
-                out["text"] = "\n".join(lines)
-                if not out["text"].strip():
-                    continue
-            data = out.get("data")
-            if data is not None:
-                data.pop("application/vnd.jupyter.widget-view+json", None)
-                if "text/html" in data and str(data.get("text/plain", "")).startswith(("<pandas.io.formats.style.Styler",
-                                                                                         "<IPython.core.display")):
-                    data.pop("text/plain")   # an object's address: changes every run, says nothing
-                plain = data.get("text/plain", "")
-                if set(data) == {"text/plain"} and _BAR.search(_joined(plain)):
-                    continue   # a notebook progress bar's text form (its widget dropped above)
-                if not data:
-                    continue
-            kept.append(out)
-        cell["outputs"] = kept
+        if cell.cell_type == "code":
+            cell["outputs"] = _stable_style_ids(_kept_outputs(cell), i)
     return nb
+
+
+def _kept_outputs(cell: Any) -> list[Any]:
+    """A code cell's outputs a reader needs, in order: no stderr, progress bar or widget view, and the stdout text
+    the kernel split into several stream outputs (as timing had it) joined into one. Raises on an error output."""
+    kept: list[Any] = []
+    for out in cell.get("outputs", []):
+        if out.get("output_type") == "error":
+            raise ValueError(f"cell {cell.get('id', '?')} has an error output ({out.get('ename')}): not a readable copy")
+        if out.get("output_type") == "stream" and out.get("name") == "stderr":
+            continue
+        if out.get("output_type") == "stream":   # a progress bar printed to stdout (a library's own tqdm)
+            lines = [ln for ln in _joined(out.get("text", "")).split("\n") if not _BAR.search(ln)]
+            out["text"] = "\n".join(lines)
+            if not out["text"].strip():
+                continue
+            if kept and kept[-1].get("output_type") == "stream" and kept[-1].get("name") == out.get("name"):
+                kept[-1]["text"] = _joined(kept[-1]["text"]) + out["text"]
+                continue
+        data = out.get("data")
+        if data is not None:
+            data.pop("application/vnd.jupyter.widget-view+json", None)
+            if "text/html" in data and str(data.get("text/plain", "")).startswith(("<pandas.io.formats.style.Styler",
+                                                                                     "<IPython.core.display")):
+                data.pop("text/plain")   # an object's address: changes every run, says nothing
+            plain = data.get("text/plain", "")
+            if set(data) == {"text/plain"} and _BAR.search(_joined(plain)):
+                continue   # a notebook progress bar's text form (its widget dropped above)
+            if not data:
+                continue
+        kept.append(out)
+    return kept
+
+
+def _stable_style_ids(outputs: list[Any], cell: int) -> list[Any]:
+    """``outputs`` with each styled table's id named by where it stands: ``T_c<cell>o<output>t<k>`` (the k-th
+    table of the cell's output-th kept output), not pandas' random one."""
+    for j, out in enumerate(outputs):
+        html = (out.get("data") or {}).get("text/html")
+        if html is not None:
+            text = _joined(html)
+            ids = {old: f"T_c{cell}o{j}t{k}" for k, old in enumerate(dict.fromkeys(_STYLE_ID.findall(text)))}
+            out["data"]["text/html"] = _STYLE_ID.sub(lambda m: ids[m.group(0)], text)
+    return outputs
 
 
 def keep_executed(executed: str | Path, results_dir: str | Path) -> Path:
