@@ -23,7 +23,7 @@ __all__ = ["seed_mean", "seed_std", "summarize"]
 
 
 def _values(values: Iterable[float]) -> np.ndarray:
-    x = np.asarray(list(values) if not hasattr(values, "__len__") else values, dtype=float).ravel()
+    x = np.asarray(list(values), dtype=float).ravel()
     return x[~np.isnan(x)]
 
 
@@ -40,7 +40,7 @@ def seed_std(values: Iterable[float]) -> float:
     x = _values(values)
     if len(x) < 2:
         return math.nan
-    m = math.fsum(x) / len(x)
+    m = seed_mean(x)
     return math.sqrt(math.fsum((x - m) ** 2) / (len(x) - 1))
 
 

@@ -166,8 +166,8 @@ def compare(runs: pd.DataFrame, metric: str, base: str, new: str, by: str = "fra
     out = []
     for key, g in runs.groupby(by, sort=False):
         a, b, d, mean, sd, (lo, hi) = paired_differences(g, base, new, metric)
-        out.append({by: key, "metric": metric, f"{base}": seed_mean(a), f"{new}": seed_mean(b),
-                    "ratio": seed_mean(b) / seed_mean(a) if seed_mean(a) else math.nan,
+        ma, mb = seed_mean(a), seed_mean(b)
+        out.append({by: key, "metric": metric, f"{base}": ma, f"{new}": mb, "ratio": mb / ma if ma else math.nan,
                     "mean_diff": mean, "diff_std": sd, "ci_low": lo, "ci_high": hi, "seeds": len(d),
                     "verdict": format_verdict(decide("higher", lo, hi, len(d)), len(d), lo, hi)})
     return pd.DataFrame(out)
