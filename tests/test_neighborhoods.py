@@ -354,6 +354,8 @@ def test_a_doc2vec_tag_changes_omega_but_not_the_word_vectors():
     t = with_paper_columns(pd.DataFrame({"method": ["OURS", "OURS (DBOW)"]}), "table1", "synthetic_news")
     assert t["paper i2t (Politics)"].iloc[0] == t["paper i2t (Politics)"].iloc[1] == pytest.approx(64.67)
     assert not any("GoodNews" in c for c in t.columns)                    # nothing here models GoodNews
+    real = with_paper_columns(pd.DataFrame({"method": ["ANG+NP+SYM", "OURS"]}), "table1", "coco_scenes")
+    assert list(real["paper i2t (COCO)"]) == pytest.approx([69.76, 69.0])  # real captions beside the paper's COCO
 
 
 def test_the_settings_table_names_every_deviation_the_notebook_discusses():

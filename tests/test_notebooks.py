@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shutil
@@ -289,6 +290,12 @@ def _check_10(t):
     assert (sam[(sam.method == "VSE++") & (sam.fraction == 1.0)].rsum > 2.5 * CHANCE_RSUM).all(), sam.rsum
     floor = t("lexical_floor")
     assert floor.rsum.iloc[0] > 2.5 * CHANCE_RSUM and floor.model.iloc[0].startswith("lexical floor")
+    # each summary shows the paper's number of the method it stands for (TERAN Table 1; SAM's CVSE at F-10%)
+    teran = t("teran").set_index("method")
+    assert (teran.loc["TERAN mrsw", "paper t2i_r1"], teran.loc["TERN (global)", "paper i2t_r1"]) == (65.0, 63.7)
+    scarce = sam[sam.setting == "F-10%"].set_index("method")["paper_rsum (CVSE, F30K)"]
+    assert (scarce["VSE++"], scarce["VSE++ + SAM"]) == (138.7, 303.2)
+    assert math.isnan(scarce["VSE++ + SAM shuffled"])   # our control: the paper has no such row
 
 
 SMOKE_CHECKS = {"00_data_tour": _check_00, "01_recall_metrics": _check_01, "02_semantic_metrics": _check_02,

@@ -128,6 +128,18 @@ def test_scarce_configs_differ_by_their_margins_alone():
     assert paper_method("VSE++ + SAM shuffled") is None and paper_method("VSE++ + SAM") == "CVSE+SAM"
 
 
+def test_paper_columns_read_each_rows_setting_from_either_table():
+    from itmlib.papers.ncs_sam import with_paper_columns
+
+    t = pd.DataFrame({"method": ["VSE++", "VSE++ + SAM", "VSE++ + SAM shuffled", "VSE++ + SAM"],
+                      "setting": ["F-10%", "F-10%", "F-10%", "F30K"]})
+    both = with_paper_columns(t, ("ncs_sam_table2", "ncs_sam_table3"), t.setting)
+    rsum = both["paper_rsum (CVSE, F30K)"]
+    assert list(rsum[[0, 1, 3]]) == [138.7, 303.2, 478.9] and np.isnan(rsum[2])   # Table 2 at F-10%, Table 3 full
+    alone = with_paper_columns(t, "ncs_sam_table2", t.setting)["paper_rsum (CVSE, F30K)"]
+    assert list(alone[:2]) == [138.7, 303.2] and np.isnan(alone[3])              # one table: no full-data row
+
+
 def test_scarce_budgets_give_larger_fractions_as_many_steps_without_the_warm_up():
     # 240 epochs at 0.02 are 4.8 passes over the training set; 0.08 takes them in 60, 0.04 in 120, 0.5 in 10 -> 60
     got = scarce_budgets("medium", [0.08, 0.02, 0.04, 0.5], 0, 60, 240)

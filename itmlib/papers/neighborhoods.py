@@ -72,8 +72,9 @@ CONTROL = "OURS (random NNs)"
 #: paper's hierarchical softmax (an untagged arm takes the notebook's ``d2v_mode``)
 D2V_TAGS = {"DBOW": "dbow", "HS": "paper", "NS": "code"}
 #: our world -> the paper's datasets it stands in for (Politics only for the news world, calibrated on
-#: Politics' baseline; nothing in it models GoodNews's ~466k New York Times captions, so no GoodNews column)
-PAPER_DATASETS = {"synthetic_news": ("Politics",), "synthetic": ("COCO",)}
+#: Politics' baseline; nothing in it models GoodNews's ~466k New York Times captions, so no GoodNews column; the
+#: real-language world's literal MS-COCO captions stand beside the paper's COCO)
+PAPER_DATASETS = {"synthetic_news": ("Politics",), "synthetic": ("COCO",), "coco_scenes": ("COCO",)}
 _SIZES = {"smoke": dict(embed_dim=64, n_neighbors=40, min_count=3, epochs=3, preservation_k=10),
           "medium": dict(embed_dim=256, n_neighbors=200, min_count=10, epochs=15, preservation_k=50),
           "full": dict(embed_dim=1024, n_neighbors=200, min_count=20, epochs=30, preservation_k=200)}

@@ -30,12 +30,14 @@ def paper_method(method: str, model: str = "CVSE") -> str | None:
     return f"{model}+SAM" if "SAM" in method else f"{model} (public code)"
 
 
-def with_paper_columns(table: pd.DataFrame, key: str, setting: pd.Series | str, columns: Sequence[str] = ("rsum", "nsum"),
-                       models: Sequence[str] = ("CVSE",)) -> pd.DataFrame:
+def with_paper_columns(table: pd.DataFrame, key: str | Sequence[str], setting: pd.Series | str,
+                       columns: Sequence[str] = ("rsum", "nsum"), models: Sequence[str] = ("CVSE",)) -> pd.DataFrame:
     """``table`` (a ``method`` column) with ``paper_<col> (<model>, F30K)`` columns from the paper's
-    table ``key`` (``ncs_sam_table2``/``ncs_sam_table3``) at ``setting`` (one setting, or one per row:
-    e.g. ``"F-10%"`` for our fraction 0.1). NaN where the paper has no such row."""
-    paper = paper_table(key).set_index(["setting", "method"])
+    table ``key`` (``ncs_sam_table2``/``ncs_sam_table3``, or both: their settings differ) at ``setting`` (one
+    setting, or one per row: e.g. ``"F-10%"`` for our fraction 0.1, ``"F30K"`` for every image). NaN where the
+    paper has no such row."""
+    keys = [key] if isinstance(key, str) else list(key)
+    paper = pd.concat([paper_table(k) for k in keys]).set_index(["setting", "method"])
     out = table.copy()
     settings = setting if isinstance(setting, pd.Series) else pd.Series(setting, index=out.index)
     for model in models:
