@@ -14,9 +14,21 @@ def test_compact_names_the_papers_method_and_shows_each_seeds_best_epoch():
     assert list(t["best epochs"]) == ["3 7", "15 15"]          # in seed order, whatever the rows' order
     t["paper_rsum (CVSE, F30K)"] = [471.6, 478.9]
     t["paper_rsum (SGR, F30K)"] = [488.4, 495.3]
-    shown = compact(t, ["method"], ("rsum",), paper={"rsum": "paper_rsum (CVSE, F30K)"}).data
+    shown = compact(t, ["method"], ("rsum",), paper={"rsum": "paper_rsum (CVSE, F30K)"}, decimals=2).data
     assert list(shown.columns) == ["method", "rsum", "paper rsum (CVSE, F30K)", "seeds", "best epochs"]
-    assert list(shown["paper rsum (CVSE, F30K)"]) == ["471.6", "478.9"] and shown.rsum[0] == "11.0 ± 1.41"
+    assert list(shown["paper rsum (CVSE, F30K)"]) == ["471.6", "478.9"] and shown.rsum[0] == "11 ± 1.41"
+
+
+def test_compact_shows_each_number_as_the_committed_table_holds_it():
+    """20.7849 ± 0.0849 written at 2 decimals is 20.78 and 0.08 in the CSV; the notebook once showed 0.085. A paper
+    column named "paper <its metric>" heads itself (the paper's phrase accuracy beside our thresholded one)."""
+    t = pd.DataFrame({"method": ["A"], "r1": [20.7849], "r1_std": [0.0849], "rank": [0.059431], "rank_std": [0.004771],
+                      "seeds": [2], "paper acc_r1": [77.7]})
+    shown = compact(t, ["method"], ("r1", "rank"), paper={"r1": "paper acc_r1"}, decimals=2).data
+    assert shown.r1[0] == "20.78 ± 0.08" and shown["rank"][0] == "0.06 ± 0"
+    assert list(shown.columns) == ["method", "r1", "paper acc_r1", "rank", "seeds"]
+    four = compact(t, ["method"], ("r1", "rank"), decimals=None).data   # a table written at 4 significant figures
+    assert four.r1[0] == "20.78 ± 0.0849" and four["rank"][0] == "0.05943 ± 0.004771"
 
 
 

@@ -76,6 +76,24 @@ def test_executed_copies_are_committed_readable_and_small(notebook):
         assert not six, f"numbers at pandas' six decimals, not their table's precision: {six[:3]}"
 
 
+@pytest.mark.parametrize("notebook", NOTEBOOKS)
+def test_every_mean_and_std_a_compact_table_shows_is_written_so_in_a_committed_csv(notebook):
+    """A "mean ± std" cell shows the committed table's numbers character for character (once 20.8 ± 0.085 stood
+    beside a CSV holding 20.78 and 0.08): the notebook's own CSVs and those of the tables it reads back."""
+    path = ROOT / "results" / notebook / f"{notebook}.ipynb"
+    if not path.is_file():
+        pytest.skip(f"{notebook}: no executed copy")
+    nb = nbformat.read(path, as_version=4)
+    read = {notebook} | {n for c in nb.cells for n in re.findall(r"committed_table\(\"(\w+)\"", c.source)}
+    written = {tok for n in read for f in (ROOT / "results" / n).glob("*.csv")
+               for ln in f.read_text(encoding="utf-8").splitlines() if not ln.startswith("# ")
+               for tok in ln.split(",")}
+    html = "".join(str(o.get("data", {}).get("text/html", "")) for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+    shown = [x for pair in re.findall(r">(-?[\d.]+) ± ([\d.]+)<", html) for x in pair]
+    assert not [x for x in shown if x not in written], f"numbers shown that no committed CSV holds as written: " \
+        f"{sorted(set(shown) - written)[:6]}"
+
+
 def test_clean_executed_drops_clutter_and_refuses_errors():
     nb = nbformat.v4.new_notebook()
     nb.metadata["widgets"] = {"state": {}}

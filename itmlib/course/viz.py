@@ -184,13 +184,21 @@ def _fmt_num(v: float) -> str:
     return f"{v:.1f}" if a >= 10 else f"{v:.2f}" if a >= 0.1 or a == 0 else f"{v:.2g}"
 
 
-def compact(table: Any, index: list[str], metrics: tuple[str, ...] = ("rsum", "nsum"), *,
+def compact(table: Any, index: list[str], metrics: tuple[str, ...] = ("rsum", "nsum"), *, decimals: int | None,
             paper: dict[str, str] | None = None) -> Any:
     """A summarised table (:func:`itmlib.claims.verdicts.summarize`, with ``<metric>_std`` and ``seeds``) as a reader
     needs it: the ``index`` columns, each metric as "mean ± std", the seeds, each seed's best epoch (where the
     table has ``best epochs``), and the paper's number beside (``paper``: metric -> the column holding the
-    paper's value). Other columns are left out (the full table is committed as CSV)."""
+    paper's value, headed by that column's name where it starts "paper "). Other columns are left out (the full
+    table is committed as CSV). ``decimals`` is the one the table was written with (:func:`write_table`; None: 4
+    significant figures alone): each mean and std is shown exactly as the committed CSV holds it (20.78 ± 0.08,
+    never a 0.085 the CSV does not hold)."""
     import pandas as pd
+
+    from .results import shown_float, table_number
+
+    def as_written(v: float) -> str:
+        return shown_float(v if decimals is None else table_number(v, decimals))
 
     out = pd.DataFrame({c: [f"{v:g}" if pd.notna(v) else "-" for v in table[c]] if pd.api.types.is_float_dtype(table[c])
                         else table[c].astype(object).where(table[c].notna(), "-") for c in index})   # 0.15, not 0.150000
@@ -198,10 +206,11 @@ def compact(table: Any, index: list[str], metrics: tuple[str, ...] = ("rsum", "n
         if m not in table:
             continue
         sd = table[f"{m}_std"] if f"{m}_std" in table else pd.Series(np.nan, index=table.index)
-        out[m] = [_fmt_num(v) + (f" ± {_fmt_num(s)}" if np.isfinite(s) else "") for v, s in zip(table[m], sd)]
+        out[m] = [(as_written(v) if np.isfinite(v) else "") + (f" ± {as_written(s)}" if np.isfinite(s) else "")
+                  for v, s in zip(table[m], sd)]
         col = (paper or {}).get(m)
         if col and col in table:   # "paper_rsum (CVSE, F30K)" keeps the method it names; else per row's method
-            head = col.replace("_", " ", 1) if col.startswith("paper_") else f"paper {m}"
+            head = col.replace("_", " ", 1) if col.startswith("paper_") else col if col.startswith("paper ") else f"paper {m}"
             out[head] = [_fmt_num(v) if isinstance(v, (int, float)) else "" for v in table[col]]
     if "seeds" in table:
         out["seeds"] = table["seeds"]
