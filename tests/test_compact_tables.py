@@ -2,33 +2,42 @@
 names the method whose number it shows."""
 
 import pandas as pd
+import pytest
 
 from itmlib.claims.verdicts import summarize
+from itmlib.course.results import write_table
 from itmlib.course.viz import compact
 
+META = {"data": "unit-test data", "dataset": "synthetic", "scale": "smoke", "seed": 0, "device": "cpu", "paper": "p"}
 
-def test_compact_names_the_papers_method_and_shows_each_seeds_best_epoch():
+
+def test_compact_names_the_papers_method_and_shows_each_seeds_best_epoch(tmp_path):
     runs = pd.DataFrame({"method": ["A", "A", "B", "B"], "seed": [1, 0, 0, 1], "rsum": [10.0, 12.0, 20.0, 22.0],
                          "best_epoch": [7, 3, 15, 15]})
     t = summarize(runs, ["method"], ["rsum"])
     assert list(t["best epochs"]) == ["3 7", "15 15"]          # in seed order, whatever the rows' order
     t["paper_rsum (CVSE, F30K)"] = [471.6, 478.9]
     t["paper_rsum (SGR, F30K)"] = [488.4, 495.3]
-    shown = compact(t, ["method"], ("rsum",), paper={"rsum": "paper_rsum (CVSE, F30K)"}, decimals=2).data
+    t = write_table(t, tmp_path, "nb", "t", META, decimals=2)
+    shown = compact(t, ["method"], ("rsum",), paper={"rsum": "paper_rsum (CVSE, F30K)"}).data
     assert list(shown.columns) == ["method", "rsum", "paper rsum (CVSE, F30K)", "seeds", "best epochs"]
     assert list(shown["paper rsum (CVSE, F30K)"]) == ["471.6", "478.9"] and shown.rsum[0] == "11 ± 1.41"
 
 
-def test_compact_shows_each_number_as_the_committed_table_holds_it():
+def test_compact_shows_each_number_as_the_committed_table_holds_it(tmp_path):
     """20.7849 ± 0.0849 written at 2 decimals is 20.78 and 0.08 in the CSV; the notebook once showed 0.085. A paper
     column named "paper <its metric>" heads itself (the paper's phrase accuracy beside our thresholded one)."""
     t = pd.DataFrame({"method": ["A"], "r1": [20.7849], "r1_std": [0.0849], "rank": [0.059431], "rank_std": [0.004771],
                       "seeds": [2], "paper acc_r1": [77.7]})
-    shown = compact(t, ["method"], ("r1", "rank"), paper={"r1": "paper acc_r1"}, decimals=2).data
+    with pytest.raises(ValueError, match="pass the frame write_table returned"):
+        compact(t, ["method"], ("r1", "rank"))          # the unrounded frame: its digits are not the CSV's
+    shown = compact(write_table(t, tmp_path, "nb", "two", META, decimals=2), ["method"], ("r1", "rank"),
+                    paper={"r1": "paper acc_r1"}).data
     assert shown.r1[0] == "20.78 ± 0.08" and shown["rank"][0] == "0.06 ± 0"
     assert list(shown.columns) == ["method", "r1", "paper acc_r1", "rank", "seeds"]
-    four = compact(t, ["method"], ("r1", "rank"), decimals=None).data   # a table written at 4 significant figures
+    four = compact(write_table(t, tmp_path, "nb", "four", META), ["method"], ("r1", "rank")).data   # 4 significant figures
     assert four.r1[0] == "20.78 ± 0.0849" and four["rank"][0] == "0.05943 ± 0.004771"
+    assert (tmp_path / "nb" / "four.csv").read_text().splitlines()[-1] == "A,20.78,0.0849,0.05943,0.004771,2,77.7"
 
 
 
@@ -50,6 +59,9 @@ def test_a_styled_table_shows_floats_as_a_notebook_frame_does():
 
     html = styled(pd.DataFrame({"method": ["VSE++ (ours)"], "rsum": [45.7], "q": [float("nan")], "n": [3]})).to_html()
     assert ">45.7<" in html and ">-<" in html and ">3<" in html and "45.700000" not in html
+    # a float in a column of mixed values (a transposed table) is shown so too
+    html = styled(pd.DataFrame({"quantity": ["rsum", "method"], "value": [194.3, "VSE++"]})).to_html()
+    assert ">194.3<" in html and "194.300000" not in html and ">VSE++<" in html
 
 
 def test_no_committed_table_rounds_a_learning_rate_to_zero():

@@ -24,10 +24,13 @@ def test_relative_paths_ignore_the_cwd(tmp_path, monkeypatch):
 
 def test_write_table_header_roundtrip_and_identical_bytes(tmp_path):
     df = pd.DataFrame({"metric": ["R@1", "R@5"], "ours": [12.3456789, 50.0], "paper": [13.0, 16.2]})
-    csv1, md1 = write_table(df, tmp_path, "01_x", "t", META)
-    assert csv1 == tmp_path / "01_x" / "t.csv" and md1.suffix == ".md"
+    written = write_table(df, tmp_path, "01_x", "t", META)
+    csv1, md1 = tmp_path / "01_x" / "t.csv", tmp_path / "01_x" / "t.md"
     meta, back = read_table(csv1)
     assert meta["table"] == "01_x/t" and meta["scale"] == "smoke" and meta["seed"] == "0"
+    # what it returns is the table as its CSV holds it, named; read back, it is the same frame
+    assert written["ours"].tolist() == [12.35, 50.0] and df["ours"][0] == 12.3456789
+    assert written.attrs["table"] == back.attrs["table"] == "01_x/t" and written.equals(back)
     assert meta["itmlib"] == itmlib.__version__ and meta["paper"] == "Biten et al., Table 1"
     assert list(back.columns) == ["metric", "ours", "paper"]
     assert back["ours"].tolist() == [12.35, 50.0]  # %.4g
@@ -42,14 +45,16 @@ def test_write_table_header_roundtrip_and_identical_bytes(tmp_path):
 def test_write_table_writes_a_count_past_10000_in_full_and_leaves_other_columns_as_they_were(tmp_path):
     df = pd.DataFrame({"property": ["images", "captions", "objects"], "train": [8000.0, 24000.0, 3.4461],
                        "test": [1000.0, 46228.0, float("nan")], "share": [0.12345, 3.0, 24.671]})
-    csv, md = write_table(df, tmp_path, "nb", "t", META)
+    write_table(df, tmp_path, "nb", "t", META)
+    csv, md = tmp_path / "nb" / "t.csv", tmp_path / "nb" / "t.md"
     assert csv.read_text().splitlines()[-3:] == ["images,8000,1000,0.1235", "captions,24000,46228,3",
                                                  "objects,3.446,,24.67"]          # not 2.4e+04 / 4.623e+04
     body = md.read_text().split("\n\n", 1)[1]
     assert "e+0" not in body and "| captions   |   24000 |  46228 |  3      |" in body      # right-aligned in full
     assert "| objects    |   3.446 |    nan | 24.67   |" in body        # a column with no big count: decimal-aligned
     plain = pd.DataFrame({"x": ["a"], "v": [3.4461]})
-    assert write_table(plain, tmp_path, "nb", "p", META)[1].read_text().endswith(plain.to_markdown(index=False, floatfmt=".4g") + "\n")
+    write_table(plain, tmp_path, "nb", "p", META)
+    assert (tmp_path / "nb" / "p.md").read_text().endswith(plain.to_markdown(index=False, floatfmt=".4g") + "\n")
 
 
 @pytest.mark.parametrize("v, decimals, shown", [(194.2533, 2, 194.3), (194.25, 2, 194.2), (0.12345, 2, 0.12),
@@ -64,12 +69,14 @@ def test_write_table_with_decimals_rounds_once_where_a_rounded_frame_rounded_twi
     # TERN's two-seed mean Rsum, 194.2533: df.round(2) made it 194.25, which %.4g prints 194.2, one below the
     # 194.3 a notebook shows from the unrounded value; decimals rounds the value itself
     df = pd.DataFrame({"method": ["TERN"], "rsum": [194.2533], "grounding": [0.123456]})
-    twice, _ = write_table(df.round(2), tmp_path, "nb", "twice", META)
-    once, md = write_table(df, tmp_path, "nb", "once", META, decimals=2)
+    write_table(df.round(2), tmp_path, "nb", "twice", META)
+    shown = write_table(df, tmp_path, "nb", "once", META, decimals=2)
+    twice, once, md = (tmp_path / "nb" / f for f in ("twice.csv", "once.csv", "once.md"))
     assert twice.read_text().splitlines()[-1] == "TERN,194.2,0.12"
     assert once.read_text().splitlines()[-1] == "TERN,194.3,0.12"
     assert "| TERN     |  194.3 |        0.12 |" in md.read_text()
     assert df.rsum.tolist() == [194.2533]          # the caller's frame is left as it was
+    assert shown.rsum.tolist() == [194.3] and shown.grounding.tolist() == [0.12]   # what a notebook then shows
 
 
 def test_write_table_rejects_bad_input(tmp_path):

@@ -38,9 +38,8 @@ def retraining_changes(run: Run, claims: pd.DataFrame, before: str = "claims_bef
         return None
     header, old = got
     table = verdict_changes(old, claims).assign(paper="not in the paper: our verdicts before and after retraining")
-    run.write_table("verdict_changes", table, data=f"before: {header['data']}; after: this run's claims",
-                    paper="not in the paper: our own verdicts, before and after the arms were retrained")
-    return table
+    return run.write_table("verdict_changes", table, data=f"before: {header['data']}; after: this run's claims",
+                           paper="not in the paper: our own verdicts, before and after the arms were retrained")
 
 
 def committed_claims(notebook: str, tables: tuple[str, ...] = ("claims",)) -> pd.DataFrame | None:

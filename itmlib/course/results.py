@@ -63,7 +63,7 @@ def write_table(
     *,
     float_format: str = "%.4g",
     decimals: int | None = None,
-) -> tuple[Path, Path]:
+) -> pd.DataFrame:
     """Write ``df`` as ``<results_dir>/<notebook>/<table>.csv`` and ``.md`` with a header block.
 
     ``meta`` must hold at least ``data`` (which data the numbers came from),
@@ -72,6 +72,10 @@ def write_table(
     Floats are written at ``float_format`` (4 significant figures), and with ``decimals`` at no more than that
     many decimals either, each rounded once from the value given (:func:`table_number`): pass the unrounded
     table, not ``df.round(2)``, whose 194.2533 -> 194.25 would then print 194.2 beside a notebook's 194.3.
+
+    Returns the table as written: each float the number its CSV holds, ``attrs["table"]`` naming it. A notebook
+    shows that frame (:func:`styled`, :func:`~itmlib.course.viz.compact`), so it states a table's places once and
+    shows no digit the CSV does not hold.
     """
     for name, val in (("notebook", notebook), ("table", table)):
         if not _NAME.match(val):
@@ -83,9 +87,8 @@ def write_table(
         raise ValueError(f"table {table!r} must be a non-empty DataFrame")
     if decimals is not None and (isinstance(decimals, bool) or not isinstance(decimals, int) or decimals < 0):
         raise ValueError(f"decimals must be a whole number of places >= 0, got {decimals!r}")
-    if decimals is not None:
-        df = df.assign(**{c: df[c].map(lambda v: table_number(v, decimals, float_format))
-                          for c in df.columns if pd.api.types.is_float_dtype(df[c])})
+    df = df.assign(**{c: df[c].map(lambda v: table_number(v, decimals, float_format))
+                      for c in df.columns if pd.api.types.is_float_dtype(df[c])})
     full_meta = {"table": f"{notebook}/{table}", **meta, "itmlib": __version__}
     head = _header(full_meta)
     out = resolve_path(results_dir) / notebook
@@ -98,17 +101,18 @@ def write_table(
     atomic_write_text(csv_path, csv_text)
     atomic_write_text(md_path, md_text)
     logger.info("wrote %s and %s", csv_path, md_path)
-    return csv_path, md_path
+    df.attrs["table"] = full_meta["table"]
+    return df
 
 
-def table_number(v: float, decimals: int, float_format: str = "%.4g") -> float:
+def table_number(v: float, decimals: int | None, float_format: str = "%.4g") -> float:
     """``v`` as a table with ``decimals`` writes it, rounded once: at ``float_format``'s significant figures, or at
-    ``decimals`` places where those are fewer (194.2533 -> 194.3, 0.12345 -> 0.12, 24000.4 -> 24000). The float
-    returned prints, at ``float_format``, as exactly that rounding."""
+    ``decimals`` places where those are fewer (194.2533 -> 194.3, 0.12345 -> 0.12, 24000.4 -> 24000; None: the
+    significant figures alone). The float returned prints, at ``float_format``, as exactly that rounding."""
     if not math.isfinite(v):
         return v
     s = _plain(float_format, v)
-    if "e" in s or len(s.partition(".")[2]) > decimals:   # more places than the table keeps: round v itself there
+    if decimals is not None and ("e" in s or len(s.partition(".")[2]) > decimals):   # more places than kept: round v there
         s = f"{v:.{decimals}f}"
     return float(s)
 
@@ -148,7 +152,9 @@ def read_table(path: str | os.PathLike[str]) -> tuple[dict[str, str], pd.DataFra
             key, _, val = line[2:].rstrip("\n").partition(": ")
             meta[key] = val
             n += 1
-    return meta, pd.read_csv(path, skiprows=n)
+    df = pd.read_csv(path, skiprows=n)
+    df.attrs["table"] = meta.get("table", path.stem)   # as written: what styled() and compact() show
+    return meta, df
 
 
 @dataclass
@@ -195,8 +201,8 @@ class Run:
                 "device": self.device, "paper": paper}
 
     def write_table(self, table: str, df: pd.DataFrame, *, data: str, paper: str | None,
-                    dataset: str | None = None, **kwargs: Any) -> tuple[Path, Path]:
-        """Write one table of this run.
+                    dataset: str | None = None, **kwargs: Any) -> pd.DataFrame:
+        """Write one table of this run and return it as written (:func:`write_table`).
 
         ``data`` says which data the numbers came from, ``paper`` which paper
         table (or statement) is beside ours, ``dataset`` overrides the run's
@@ -211,11 +217,11 @@ def shown_float(v: float) -> str:
     return f"{v:.4g}" if abs(v) < 1e4 else f"{v:.0f}"
 
 
-def styled(df: pd.DataFrame) -> Any:
-    """``df`` as a styled table without its index, floats as :func:`shown_float` writes them (a Styler ignores
-    pandas' ``display.float_format``)."""
-    floats = [c for c in df.columns if pd.api.types.is_float_dtype(df[c])]
-    return df.style.hide(axis="index").format(shown_float, subset=floats, na_rep="-")
+def styled(df: pd.DataFrame, na_rep: str = "-") -> Any:
+    """``df`` as a styled table without its index, every float as :func:`shown_float` writes it, in a float column
+    or not (a Styler ignores pandas' ``display.float_format``). Given what :func:`write_table` returned, it shows
+    each number as the committed CSV holds it."""
+    return df.style.hide(axis="index").format(lambda v: shown_float(v) if isinstance(v, float) else v, na_rep=na_rep)
 
 
 def start_run(

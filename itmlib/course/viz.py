@@ -176,29 +176,22 @@ def show_angular_geometry(ax: Any, tan2: float = 1.0, steps: int = 201) -> None:
     ax.figure.colorbar(im, ax=ax, shrink=0.8)
 
 
-def _fmt_num(v: float) -> str:
-    """A number as a reader needs it: 3 significant figures, no fraction lost to rounding (0.02 stays 0.02)."""
-    if not np.isfinite(v):
-        return ""
-    a = abs(v)
-    return f"{v:.1f}" if a >= 10 else f"{v:.2f}" if a >= 0.1 or a == 0 else f"{v:.2g}"
-
-
-def compact(table: Any, index: list[str], metrics: tuple[str, ...] = ("rsum", "nsum"), *, decimals: int | None,
+def compact(table: Any, index: list[str], metrics: tuple[str, ...] = ("rsum", "nsum"), *,
             paper: dict[str, str] | None = None) -> Any:
     """A summarised table (:func:`itmlib.claims.verdicts.summarize`, with ``<metric>_std`` and ``seeds``) as a reader
     needs it: the ``index`` columns, each metric as "mean ± std", the seeds, each seed's best epoch (where the
     table has ``best epochs``), and the paper's number beside (``paper``: metric -> the column holding the
     paper's value, headed by that column's name where it starts "paper "). Other columns are left out (the full
-    table is committed as CSV). ``decimals`` is the one the table was written with (:func:`write_table`; None: 4
-    significant figures alone): each mean and std is shown exactly as the committed CSV holds it (20.78 ± 0.08,
-    never a 0.085 the CSV does not hold)."""
+    table is committed as CSV). ``table`` is the frame :func:`~itmlib.course.results.write_table` returned (or
+    :func:`~itmlib.course.results.read_table` read), so each mean and std is shown exactly as the committed CSV
+    holds it (20.78 ± 0.08, never a 0.085 the CSV does not hold); any other frame is refused."""
     import pandas as pd
 
-    from .results import shown_float, table_number
+    from .results import shown_float as as_written
 
-    def as_written(v: float) -> str:
-        return shown_float(v if decimals is None else table_number(v, decimals))
+    if not getattr(table, "attrs", {}).get("table"):
+        raise ValueError("compact shows a committed table: pass the frame write_table returned (or read_table read), "
+                         "not the unrounded one")
 
     out = pd.DataFrame({c: [f"{v:g}" if pd.notna(v) else "-" for v in table[c]] if pd.api.types.is_float_dtype(table[c])
                         else table[c].astype(object).where(table[c].notna(), "-") for c in index})   # 0.15, not 0.150000
@@ -211,7 +204,8 @@ def compact(table: Any, index: list[str], metrics: tuple[str, ...] = ("rsum", "n
         col = (paper or {}).get(m)
         if col and col in table:   # "paper_rsum (CVSE, F30K)" keeps the method it names; else per row's method
             head = col.replace("_", " ", 1) if col.startswith("paper_") else col if col.startswith("paper ") else f"paper {m}"
-            out[head] = [_fmt_num(v) if isinstance(v, (int, float)) else "" for v in table[col]]
+            out[head] = [as_written(v) if isinstance(v, float) and np.isfinite(v) else f"{v}" if isinstance(v, (int, np.integer))
+                         else "" for v in table[col]]
     if "seeds" in table:
         out["seeds"] = table["seeds"]
     if "best epochs" in table:    # each seed's selected epoch: did the arm train to a plateau?
