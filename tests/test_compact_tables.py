@@ -38,6 +38,9 @@ def test_compact_shows_each_number_as_the_committed_table_holds_it(tmp_path):
     four = compact(write_table(t, tmp_path, "nb", "four", META), ["method"], ("r1", "rank")).data   # 4 significant figures
     assert four.r1[0] == "20.78 ± 0.0849" and four["rank"][0] == "0.05943 ± 0.004771"
     assert (tmp_path / "nb" / "four.csv").read_text().splitlines()[-1] == "A,20.78,0.0849,0.05943,0.004771,2,77.7"
+    index = write_table(pd.DataFrame({"fraction": [0.123456], "pairs": [1234567.0], "r1": [1.0]}), tmp_path, "nb", "ix", META)
+    shown = compact(index, ["fraction", "pairs"], ("r1",)).data      # index floats as the CSV holds them, too
+    assert (shown.fraction[0], shown.pairs[0]) == ("0.1235", "1234567")
 
 
 

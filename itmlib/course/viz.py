@@ -193,7 +193,7 @@ def compact(table: Any, index: list[str], metrics: tuple[str, ...] = ("rsum", "n
         raise ValueError("compact shows a committed table: pass the frame write_table returned (or read_table read), "
                          "not the unrounded one")
 
-    out = pd.DataFrame({c: [f"{v:g}" if pd.notna(v) else "-" for v in table[c]] if pd.api.types.is_float_dtype(table[c])
+    out = pd.DataFrame({c: [as_written(v) if pd.notna(v) else "-" for v in table[c]] if pd.api.types.is_float_dtype(table[c])
                         else table[c].astype(object).where(table[c].notna(), "-") for c in index})   # 0.15, not 0.150000
     for m in metrics:
         if m not in table:
