@@ -91,6 +91,13 @@ CELL_TIMEOUT = 480
 README_NOTEBOOK = "05_sam_reduced_data"
 
 
+#: what jupyter_client raises when a kernel never answers at its start: in three fresh-clone CIs on the 2-core
+#: machine under ``pytest -n 2`` one notebook's kernel did not (once its TCP port was taken between the two
+#: workers' kernels, twice with nothing printed) - the machine's failure, not the notebook's: no cell had run
+KERNEL_START_MESSAGES = "Kernel didn't respond|Kernel died before replying"
+KERNEL_START_FAILURE = re.compile(rf"^(?:{KERNEL_START_MESSAGES})")
+
+
 def _readme_command(path: Path, out: Path, params: dict, cell_timeout: int = CELL_TIMEOUT) -> None:
     readme = (repo_root() / "README.md").read_text()
     assert f"papermill {path.name} out.ipynb" in readme, "the README shows this command"
@@ -98,16 +105,10 @@ def _readme_command(path: Path, out: Path, params: dict, cell_timeout: int = CEL
     papermill = Path(sys.executable).with_name("papermill")
     done = subprocess.run([str(papermill), path.name, str(out), "-y", json.dumps(params)], cwd=path.parent, env=env,
                           capture_output=True, text=True, timeout=2 * cell_timeout)
-    start = re.search(r"RuntimeError: ((?:Kernel didn't respond|Kernel died before replying).*)", done.stderr)
+    start = re.search(rf"RuntimeError: ((?:{KERNEL_START_MESSAGES}).*)", done.stderr)
     if done.returncode and start:
         raise RuntimeError(start.group(1))   # its kernel did not start: _run_hang_guarded runs it again once
     assert done.returncode == 0, done.stderr[-2000:]
-
-
-#: what jupyter_client raises when a kernel never answers at its start: in three fresh-clone CIs on the 2-core
-#: machine under ``pytest -n 2`` one notebook's kernel did not (once its TCP port was taken between the two
-#: workers' kernels, twice with nothing printed) - the machine's failure, not the notebook's: no cell had run
-KERNEL_START_FAILURE = re.compile(r"^Kernel didn't respond|^Kernel died before replying")
 
 
 def _run_hang_guarded(path: Path, out: Path, params: dict, run: Any = None) -> None:
@@ -146,6 +147,21 @@ def test_a_kernel_that_never_answers_at_start_is_run_again_once_and_a_cells_erro
     with pytest.raises(RuntimeError, match="a cell's own"):   # a cell's RuntimeError is the notebook's: not run again
         _run_hang_guarded(nb, tmp_path / "out.ipynb", {}, flaky(RuntimeError("a cell's own error")))
     assert calls == ["03_vse_baseline"]
+
+
+def test_the_readme_command_reports_a_kernel_that_never_started_and_fails_on_any_other_error(tmp_path: Path, monkeypatch):
+    done = {}
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a[0], done["rc"], "", done["err"]))
+    nb = repo_root() / "notebooks" / f"{README_NOTEBOOK}.ipynb"
+    done.update(rc=1, err="Traceback (most recent call last):\n...\nRuntimeError: Kernel died before replying to kernel_info\n")
+    with pytest.raises(RuntimeError, match="^Kernel died before replying to kernel_info$") as e:
+        _readme_command(nb, tmp_path / "out.ipynb", {})
+    assert KERNEL_START_FAILURE.search(str(e.value))   # so _run_hang_guarded runs it again once
+    done.update(rc=1, err="papermill.exceptions.PapermillExecutionError: ValueError: a cell's own error\n")
+    with pytest.raises(AssertionError, match="a cell's own error"):
+        _readme_command(nb, tmp_path / "out.ipynb", {})
+    done.update(rc=0, err="RuntimeError: Kernel didn't respond in 60 seconds\n")   # printed, but the run succeeded
+    _readme_command(nb, tmp_path / "out.ipynb", {})
 
 
 def test_a_cell_past_its_timeout_raises_naming_the_cell(tmp_path: Path):
