@@ -1,6 +1,7 @@
 """What a reader sees of a summarised table: mean ± std, each seed's best epoch, and a paper column that
 names the method whose number it shows."""
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -41,6 +42,21 @@ def test_compact_shows_each_number_as_the_committed_table_holds_it(tmp_path):
     index = write_table(pd.DataFrame({"fraction": [0.123456], "pairs": [1234567.0], "r1": [1.0]}), tmp_path, "nb", "ix", META)
     shown = compact(index, ["fraction", "pairs"], ("r1",)).data      # index floats as the CSV holds them, too
     assert (shown.fraction[0], shown.pairs[0]) == ("0.1235", "1234567")
+
+
+def test_compact_shows_a_columns_means_and_stds_at_one_precision(tmp_path):
+    """Written at 2 decimals, a std of 2.0004 is "2" in the CSV and a mean of 152.01 is "152" (4 figures): beside
+    1.79 and 140.8 a reader could not tell their places, so they read 2.00 and 152.0; a count stays whole, and the
+    paper's 65.0 (TERAN's R@1) beside its 57.5 reads as the paper prints it."""
+    t = pd.DataFrame({"method": ["A", "B", "C"], "rsum": [152.01, 140.84, 0.04035], "rsum_std": [1.794, 2.0004, 0.4],
+                      "n": [5000.0, 46228.0, 3.0], "n_std": [1.0, 2.0, 3.0], "paper_rsum": [65.0, 57.5, np.nan]})
+    written = write_table(t, tmp_path, "nb", "places", META, decimals=2)
+    assert (tmp_path / "nb" / "places.csv").read_text().splitlines()[-3:] == ["A,152,1.79,5000,1,65", "B,140.8,2,46228,2,57.5",
+                                                                              "C,0.04,0.4,3,3,"]
+    shown = compact(written, ["method"], ("rsum", "n"), paper={"rsum": "paper_rsum"}).data
+    assert list(shown.rsum) == ["152.0 ± 1.79", "140.8 ± 2.00", "0.04 ± 0.40"]
+    assert list(shown["paper rsum"]) == ["65.0", "57.5", ""]    # the paper's places: its 65.0 beside 57.5
+    assert list(shown.n) == ["5000 ± 1", "46228 ± 2", "3 ± 3"]
 
 
 

@@ -38,7 +38,7 @@ from ..console import quiet_if_headless
 from ..paths import atomic_write_text, repo_root, resolve_path
 from ..training.context import RunContext
 
-__all__ = ["Run", "start_run", "shown_float", "styled", "write_table", "table_number", "read_table", "atomic_write_text"]
+__all__ = ["Run", "start_run", "shown_float", "shown_column", "styled", "write_table", "table_number", "read_table", "atomic_write_text"]
 
 logger = logging.getLogger("itmlib")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -215,6 +215,22 @@ def shown_float(v: float) -> str:
     """A float as a notebook shows it: the 4 significant figures :func:`write_table` writes to the CSV (0.04035,
     18.87, 230.3, 5000), a count past 10,000 in full (46228, not 4.623e+04); pandas' default shows six decimals."""
     return f"{v:.4g}" if abs(v) < 1e4 else f"{v:.0f}"
+
+
+def shown_column(values: Any) -> list[str]:
+    """A column of one table's floats (a metric's means, or its stds) as a notebook shows them: each as
+    :func:`shown_float` writes it, and a value whose trailing zeros the 4 significant figures dropped given them
+    back up to the column's places (the most any value shows), never past its own 4 figures: a std column
+    1.79, 2, 0.4 reads 1.79, 2.00, 0.40 - a reader cannot tell a 2 rounded at two places from one at none -
+    and 152 beside 140.8 reads 152.0. NaN reads ""."""
+    shown = [shown_float(v) if math.isfinite(v) else "" for v in values]
+    places = max((len(t.partition(".")[2]) for t in shown if t and "e" not in t), default=0)
+
+    def figures_allow(v: float) -> int:   # the places 4 significant figures give v
+        return 3 - math.floor(math.log10(abs(v))) if v else places
+
+    return [t if not t or "e" in t or abs(v) >= 1e4 or len(t.partition(".")[2]) >= min(places, figures_allow(v))
+            else f"{v:.{min(places, figures_allow(v))}f}" for v, t in zip(values, shown)]
 
 
 def styled(df: pd.DataFrame, na_rep: str = "-") -> Any:

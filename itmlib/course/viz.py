@@ -184,10 +184,11 @@ def compact(table: Any, index: list[str], metrics: tuple[str, ...] = ("rsum", "n
     paper's value, headed by that column's name where it starts "paper "). Other columns are left out (the full
     table is committed as CSV). ``table`` is the frame :func:`~itmlib.course.results.write_table` returned (or
     :func:`~itmlib.course.results.read_table` read), so each mean and std is shown exactly as the committed CSV
-    holds it (20.78 ± 0.08, never a 0.085 the CSV does not hold); any other frame is refused."""
+    holds it (20.78 ± 0.08, never a 0.085 the CSV does not hold), each column's means and stds at one precision
+    (:func:`~itmlib.course.results.shown_column`: 2.00 beside 1.79, not 2); any other frame is refused."""
     import pandas as pd
 
-    from .results import shown_float as as_written
+    from .results import shown_column, shown_float as as_written
 
     if not getattr(table, "attrs", {}).get("table"):
         raise ValueError("compact shows a committed table: pass the frame write_table returned (or read_table read), "
@@ -199,13 +200,12 @@ def compact(table: Any, index: list[str], metrics: tuple[str, ...] = ("rsum", "n
         if m not in table:
             continue
         sd = table[f"{m}_std"] if f"{m}_std" in table else pd.Series(np.nan, index=table.index)
-        out[m] = [(as_written(v) if np.isfinite(v) else "") + (f" ± {as_written(s)}" if np.isfinite(s) else "")
-                  for v, s in zip(table[m], sd)]
+        out[m] = [v + (f" ± {s}" if s else "") for v, s in zip(shown_column(table[m]), shown_column(sd))]
         col = (paper or {}).get(m)
         if col and col in table:   # "paper_rsum (CVSE, F30K)" keeps the method it names; else per row's method
             head = col.replace("_", " ", 1) if col.startswith("paper_") else col if col.startswith("paper ") else f"paper {m}"
-            out[head] = [as_written(v) if isinstance(v, float) and np.isfinite(v) else f"{v}" if isinstance(v, (int, np.integer))
-                         else "" for v in table[col]]
+            floats = shown_column([v if isinstance(v, float) else np.nan for v in table[col]])   # the paper's 65.0 by 57.5
+            out[head] = [f if f else f"{v}" if isinstance(v, (int, np.integer)) else "" for v, f in zip(table[col], floats)]
     if "seeds" in table:
         out["seeds"] = table["seeds"]
     if "best epochs" in table:    # each seed's selected epoch: did the arm train to a plateau?
