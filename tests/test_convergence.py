@@ -186,6 +186,18 @@ def test_probe_curves_lay_out_each_recipe_by_hand():
     assert len(curves) == 10 and set(curves.metric) == {"dev_rsum"} and list(t["best epoch"]) == [4, 2, 1]
 
 
+def test_a_probe_knob_is_read_from_the_config_or_else_its_models_config():
+    from itmlib.training.probes import knob_value, probe_curves
+
+    recs = [_rec("+PM", 0, [80.0, 87.0], 2, model={"kind": "ssamt", "embed_dim": 128}),
+            _rec("+PM", 0, [90.0, 99.0, 98.0], 2, model={"kind": "ssamt", "embed_dim": 256})]
+    assert [knob_value(r["config"], "embed_dim") for r in recs] == [128, 256]
+    assert knob_value(recs[0]["config"], "warmup_epochs") == 1 and knob_value(recs[0]["config"], "patience") == 0
+    assert knob_value({"embed_dim": 5, "model": {"embed_dim": 7}}, "embed_dim") == 5     # the config's own key first
+    _, t = probe_curves(recs, ["embed_dim"])
+    assert list(t.embed_dim) == [128, 256] and list(t["dev at best"]) == [87.0, 99.0] and list(t["epochs trained"]) == [2, 3]
+
+
 def test_a_probe_chooses_the_best_recipe_and_within_one_percent_the_smaller_knob_by_hand():
     import pandas as pd
 

@@ -479,3 +479,55 @@ def test_a_second_pool_with_no_followup_never_trains_the_members_that_wait(pool)
     assert callable(then) and not any(first(m) for m in todo)
     assert pool.followup(plan, p, None, todo, follow=False) is None               # --no-followup: only these members
     assert pool.followup(plan, p.replace(papers=["ssamt"]), None, todo) is None   # no SAM in the plan: nothing waits
+
+
+def test_09s_ssamt_width_probe_changes_only_the_width(pool):
+    """``ssamt_embed_dim`` 256 (VSE++'s width) gives SSAMT's +LM and +PM a 256-wide mask transformer with a 512-wide
+    feed-forward layer and nothing else new; 0 keeps notebook 06's 128, the width the committed seed-0 records
+    trained at (so the retrain's members keep their records)."""
+    import dataclasses
+
+    from itmlib.course import real_language
+    from itmlib.training.convergence import read_records
+
+    configs = {d: real_language.grids(real_language.with_paper_recipes(pool.notebook_params(
+        "09_real_language", "medium", ssamt_embed_dim=d)), "DATA")["ssamt"].configs for d in (0, real_language.SSAMT_WIDTH_PROBED)}
+    assert list(configs[0]) == ["+LM (w/ phrases)", "+PM (w/ phrases)"] == list(configs[256])
+    for arm, narrow in configs[0].items():
+        wide = configs[256][arm]
+        assert (narrow.model.embed_dim, narrow.model.ff_dim, wide.model.embed_dim, wide.model.ff_dim) == (128, 256, 256, 512)
+        assert dataclasses.replace(wide, model=dataclasses.replace(wide.model, embed_dim=128, ff_dim=256)) == narrow
+    seed0 = [r for r in read_records(ROOT / "results" / "09_real_language" / "members") if r["member"] in configs[0] and r["seed"] == 0]
+    assert seed0 and {r["config"]["model"]["embed_dim"] for r in seed0} == {128}
+
+
+def test_09s_width_probe_table_reads_each_width_against_ssamts_level(tmp_path):
+    """Seed 0 of +LM and +PM at 128 (the retrain's, in members/) and +PM at 256 (the probe's, in probes/): one row
+    per arm and width with its test Rsum against the level; the reading names the width not yet run and its command."""
+    from itmlib.course import real_language
+    from itmlib.course.results import shown_float
+    from itmlib.training.grid import RECORD_VERSION
+
+    def record(folder, member, width, dev, test, seed=0, data="w|train[0.25@seed0]|14500"):
+        (tmp_path / folder).mkdir(exist_ok=True)
+        cfg = {"epochs": len(dev), "select_by": "rsum", "seed": seed, "data": data, "warmup_epochs": 1,
+               "model": {"kind": "ssamt", "embed_dim": width}}
+        best = dev.index(max(dev)) + 1
+        rec = {"record": RECORD_VERSION, "member": member, "fraction": 0.25, "seed": seed, "config": cfg,
+               "rows": [{"best_epoch": best, "rsum": test}], "history": {"epoch": list(range(1, len(dev) + 1)), "dev_rsum": dev}}
+        (tmp_path / folder / f"{member[:3]}-{width}-{seed}-{data[0]}.json").write_text(json.dumps(rec))
+
+    record("members", "+LM (w/ phrases)", 128, [60.0, 80.0, 84.0, 84.5], 85.0)
+    record("members", "+PM (w/ phrases)", 128, [60.0, 82.0, 86.0, 86.5], 87.44)
+    record("members", "+PM (w/ phrases)", 128, [1.0, 2.0], 1.5, seed=1)                    # not seed 0: not the probe's
+    record("probes", "+PM (w/ phrases)", 256, [70.0, 100.0, 118.0, 118.2], 120.5)
+    record("probes", "+PM (w/ phrases)", 256, [9.0, 9.0], 9.0, data="another world|train|1")  # another world's
+    t = real_language.width_probe_table(tmp_path, 114.4, data="w")
+    assert list(zip(t.member, t.embed_dim, t["test rsum"], t.reaches)) == [
+        ("+LM (w/ phrases)", 128, 85.0, False), ("+PM (w/ phrases)", 128, 87.44, False), ("+PM (w/ phrases)", 256, 120.5, True)]
+    assert set(t.level) == {114.4} and list(t["best epoch"]) == [4, 4, 4]
+    said = real_language.width_reading(t, shown_float).splitlines()
+    assert said[0].startswith("+LM (w/ phrases), seed 0: width 128: test Rsum 85, below its level 114.4 (best epoch 4 of 4")
+    assert said[0].endswith(f"width 256: not run yet ({real_language.WIDTH_PROBE_COMMAND})")
+    assert "width 256: test Rsum 120.5, reaches its level 114.4" in said[1] and "not run yet" not in said[1]
+    assert "no SSAMT seed 0 records" in real_language.width_reading(real_language.width_probe_table(tmp_path / "none", 114.4), shown_float)

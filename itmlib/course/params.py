@@ -166,6 +166,7 @@ RULES: dict[str, Callable[[str, Any], Any]] = {
     "papers": _each(_choice("sam", "ssamt", "neighborhoods", "teran"), may_be_empty=True),   # 10: none before calibration
     "sam_fraction": lambda n, v: v == 0 or check_fraction(n, v),    # 0: chosen on the baseline
     "ssamt_fraction": check_fraction,
+    "ssamt_embed_dim": _non_negative_int,   # 0: notebook 06's width at the scale
     "neighborhoods_fraction": check_fraction,
     "teran_fraction": check_fraction,
 }

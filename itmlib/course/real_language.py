@@ -4,7 +4,7 @@ The notebook runs these grids and ``tools/member_pool.py`` trains their members:
 paper modules' ``grids`` for 06-08). Every paper keeps its own recipe function; this module only says which
 arms, fractions and seeds notebook 09 asks of each, from its parameters ``p`` (``scale``, ``seed``,
 ``n_seeds``, ``papers``, ``epochs``, ``full_data_seeds``, ``sam_fraction``, ``candidate_fractions``,
-``ssamt_fraction``, ``neighborhoods_fraction``, ``teran_fraction``, and this world's own recipes
+``ssamt_fraction``, ``ssamt_embed_dim``, ``neighborhoods_fraction``, ``teran_fraction``, and this world's own recipes
 (:data:`WORLD_RECIPES`): ``teran_warmup_epochs``, ``tern_warmup_epochs`` (TERN's own, chosen on its dev curve),
 ``patience`` (SAM's and TERAN's early stop) and ``neighborhoods_lr``).
 The recipes the papers' own notebooks chose - SAM's scarce budget, SSAMT's phases, the neighbourhood losses'
@@ -36,12 +36,18 @@ from ..training.grid import Grid, Member
 
 __all__ = ["grids", "WORLD_RECIPES", "PAPER_RECIPES", "with_paper_recipes", "scarce_fraction", "scarce_grid", "members",
            "world", "followup", "seed0_probes", "warmup_probes", "patience_probe", "SCARCE_ARMS", "TERAN_ARMS",
-           "WARMUPS_PROBED",
+           "SSAMT_ARMS", "SSAMT_WIDTH_PROBED", "width_probes", "width_probe_table",
+           "width_reading", "WARMUPS_PROBED",
            "PATIENCE_WORLDS"]
 
 #: SAM's arms at the scarce fraction, and TERAN's arms
 SCARCE_ARMS = ("VSE++", "VSE++ + SAM", "VSE++ + SAM shuffled")
 TERAN_ARMS = ("TERAN mrsw", "TERAN mwsr", "TERN (global)")
+#: SSAMT's Table 3 arms on this world (with parsed phrases), and the width of the probe that tests why +PM stays
+#: below its level: VSE++'s joint space (256), where notebook 06's mask transformer has 128 at medium (its
+#: feed-forward layer twice as wide, as at every scale); the notebook's parameter ``ssamt_embed_dim`` trains it
+SSAMT_ARMS = ("+LM", "+PM")
+SSAMT_WIDTH_PROBED = 256
 
 
 #: this world's own recipes at each scale. ``patience``: SAM's and TERAN's arms stop after 5 epochs without a better
@@ -120,8 +126,9 @@ def grids(p: Mapping[str, Any], data: str) -> dict[str, Grid]:
             out["sam full"] = Grid(_sam(p, data, ["VSE++", "VSE++ + SAM"]), (1.0,), _seeds(p, p["full_data_seeds"]), "sam")
     if "ssamt" in papers:
         phases = {k: p[f"ssamt_{k}"] for k in ("intra_epochs", "select_after") if p.get(f"ssamt_{k}")}
-        cfgs = ssamt.table3_configs(p["scale"], data=data, arms=["+LM", "+PM"], phrase_settings=[True],
-                                    epochs=p.get("ssamt_epochs") or epochs, phrase_backend="spacy", **phases)
+        width = {"embed_dim": p["ssamt_embed_dim"], "ff_dim": 2 * p["ssamt_embed_dim"]} if p.get("ssamt_embed_dim") else {}
+        cfgs = ssamt.table3_configs(p["scale"], data=data, arms=SSAMT_ARMS, phrase_settings=[True],
+                                    epochs=p.get("ssamt_epochs") or epochs, phrase_backend="spacy", **phases, **width)
         out["ssamt"] = Grid(cfgs, (p["ssamt_fraction"],), _seeds(p, p["n_seeds"]), "ssamt")
     if "neighborhoods" in papers:
         cfgs = neighborhoods.arm_configs(p["scale"], ["ANG+NP+SYM", "OURS"], data=data,
@@ -214,18 +221,19 @@ def followup(p: Mapping[str, Any], context: Any) -> tuple[Callable[[Member], boo
 def seed0_probes(folder: Any, members: tuple[str, ...], knob: str, data: str | None = None,
                  fraction: float | None = None) -> list[dict]:
     """A recipe probe's evidence in notebook 09's results ``folder``: seed 0 of each of ``members``, one record per
-    value of ``knob`` (a config key), from ``probes/`` and then the retrain's own ``members/`` (the chosen recipe's
+    value of ``knob`` (a config key or its model config's), from ``probes/`` and then the retrain's own ``members/`` (the chosen recipe's
     seed 0 is in both); with ``data``, only the records trained on that world (a config's ``data`` starts with it),
     with ``fraction``, only those trained on that share of the training images."""
     from pathlib import Path
 
     from ..training.convergence import read_records
+    from ..training.probes import knob_value
 
     out: dict[tuple, dict] = {}
     for r in read_records(Path(folder) / "probes") + read_records(Path(folder) / "members"):
         if r["member"] in members and r["seed"] == 0 and fraction in (None, float(r["fraction"])) and \
                 (data is None or r["config"]["data"].startswith(data + "|")):
-            out.setdefault((r["member"], r["config"].get(knob, 0)), r)
+            out.setdefault((r["member"], knob_value(r["config"], knob)), r)
     return list(out.values())
 
 
@@ -239,3 +247,50 @@ def patience_probe(folder: Any, data: str | None = None) -> list[dict]:
     seed 0, under 05's budget without a stop and under the patience the retrain uses (on the world ``data``, at
     medium :data:`PATIENCE_WORLDS`'s)."""
     return seed0_probes(folder, ("VSE++",), "patience", data, fraction=1.0)
+
+
+def width_probes(folder: Any, data: str | None = None, fraction: float | None = None) -> list[dict]:
+    """The width probe's evidence (:func:`seed0_probes`): SSAMT's +LM and +PM, seed 0, once per ``embed_dim`` - the
+    retrain's width and :data:`SSAMT_WIDTH_PROBED` (VSE++'s)."""
+    from ..papers.ssamt import arm_name
+
+    return seed0_probes(folder, tuple(arm_name(a, True) for a in SSAMT_ARMS), "embed_dim", data, fraction)
+
+
+def width_probe_table(folder: Any, needed: float, data: str | None = None, fraction: float | None = None) -> pd.DataFrame:
+    """The width probe (:func:`width_probes`) as its table: one row per arm and ``embed_dim`` - its dev curve
+    (:func:`~itmlib.training.probes.probe_curves`: epochs trained, best epoch, dev at the best and the last,
+    state), its ``test rsum``, the ``level`` SSAMT's claims need (``needed``, :func:`~itmlib.course.real_levels.levels`)
+    and whether it ``reaches`` it. Seed 0 alone: a probe's evidence, no verdict. Empty without records."""
+    from ..training.probes import knob_value, probe_curves
+
+    records = width_probes(folder, data, fraction)
+    _, table = probe_curves(records, ["embed_dim"])
+    if not len(table):
+        return table
+    test = {(r["member"], knob_value(r["config"], "embed_dim")): float(r["rows"][0]["rsum"]) for r in records}
+    table["test rsum"] = [test[k] for k in zip(table.member, table.embed_dim)]
+    return table.drop(columns=["arm", "seed"]).assign(level=needed, reaches=table["test rsum"] >= needed)
+
+
+#: the member pool's command that trains the width probe: its records, written under ``runs/probes/09_real_language/
+#: members/``, are committed to ``results/09_real_language/probes/`` (never ``members/``, whose records the claims read)
+WIDTH_PROBE_COMMAND = (f"tools/member_pool.py 09_real_language --arm '+LM (w/ phrases)' '+PM (w/ phrases)' --seeds 0 "
+                       f"-p ssamt_embed_dim {SSAMT_WIDTH_PROBED} --results-dir runs/probes")
+
+
+def width_reading(table: pd.DataFrame, shown: Callable[[float], str]) -> str:
+    """What the width probe's table (:func:`width_probe_table`) says, a line per arm: each width's test Rsum against
+    the level, or that :data:`SSAMT_WIDTH_PROBED` has not run (with the command that trains it). ``shown``
+    formats a number as the table holds it."""
+    if not len(table):
+        return f"no SSAMT seed 0 records on this world yet; the width probe trains with {WIDTH_PROBE_COMMAND}"
+    lines = []
+    for member, t in table.groupby("member", sort=False):
+        said = [f"width {int(r.embed_dim)}: test Rsum {shown(r['test rsum'])}, "
+                f"{'reaches' if r.reaches else 'below'} its level {shown(r.level)} (best epoch {r['best epoch']} "
+                f"of {r['epochs trained']}, {r.state})" for _, r in t.iterrows()]
+        if SSAMT_WIDTH_PROBED not in set(t.embed_dim):
+            said.append(f"width {SSAMT_WIDTH_PROBED}: not run yet ({WIDTH_PROBE_COMMAND})")
+        lines.append(f"{member}, seed 0: " + "; ".join(said))
+    return "\n".join(lines)

@@ -10,7 +10,13 @@ import pandas as pd
 
 from .convergence import SELECT_COLUMNS, _first_epoch, _warmup_end, arm_labels, seed_state
 
-__all__ = ["probe_curves", "probe_choice", "probe_status", "budget_note"]
+__all__ = ["probe_curves", "probe_choice", "probe_status", "budget_note", "knob_value"]
+
+
+def knob_value(config: Mapping[str, Any], knob: str) -> Any:
+    """A recipe knob's value in a record's ``config``: its own key (``warmup_epochs``), else its model config's
+    (``embed_dim``), else 0 (a knob the config predates)."""
+    return config[knob] if knob in config else config.get("model", {}).get(knob, 0)
 
 
 def probe_curves(records: list[Mapping[str, Any]], knobs: Iterable[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -19,13 +25,13 @@ def probe_curves(records: list[Mapping[str, Any]], knobs: Iterable[str]) -> tupl
     each knob, ``epoch``, ``dev`` and the ``metric`` it is) and one row per record (``member``, ``arm``, ``seed``,
     the knobs, epochs, best epoch, dev at the best and at the last epoch, the seed's state)."""
     knobs = list(knobs)
-    curves, rows = [], []
+    curves, rows = [], []   # a knob is a config key or its model config's (:func:`knob_value`)
     for rec, arm in zip(records, arm_labels(list(records))):
         cfg = rec["config"]
         col = SELECT_COLUMNS[cfg.get("select_by", "rsum")]
         v = [float(x) for x in rec["history"][col]]
         best = int(rec["rows"][0]["best_epoch"])
-        k = {"member": rec["member"], "arm": arm, "seed": rec["seed"], **{name: cfg.get(name, 0) for name in knobs}}
+        k = {"member": rec["member"], "arm": arm, "seed": rec["seed"], **{name: knob_value(cfg, name) for name in knobs}}
         curves += [{**k, "epoch": e + 1, "dev": x, "metric": col} for e, x in enumerate(v)]
         rows.append({**k, "epochs trained": len(v), "best epoch": best, "dev at best": v[best - 1],
                      "dev at last": v[-1], "state": seed_state(v, best, _first_epoch(cfg), _warmup_end(cfg))})

@@ -52,8 +52,8 @@ def ssamt_config(scale: str, *, arm: str = "+PM", phrases: bool = True, data: st
     z = _SIZES[sc.name]
     intra = z["intra"] if intra_epochs is None else intra_epochs
     total = epochs or intra + z["inter"]
-    mc = SSAMTConfig(embed_dim=z["embed_dim"], ff_dim=z["ff_dim"], phrases=phrases, intra_epochs=intra,
-                     **{**ARMS[arm], **model})
+    mc = SSAMTConfig(**{"embed_dim": z["embed_dim"], "ff_dim": z["ff_dim"], "phrases": phrases, "intra_epochs": intra,
+                        **ARMS[arm], **model})   # a width in ``model`` (embed_dim, ff_dim) overrides the scale's
     # phase 1 sums over all in-batch negatives throughout: with hardest negatives the intra transformers
     # collapse at this lr (dev Rsum 140 -> 33 at smoke, vsepp#27), and phase 2 then draws degenerate negatives
     return TrainConfig(epochs=total, batch_size=sc.batch_size, lr=lr, phase_one_lr=intra_lr, lr_schedule="linear",
