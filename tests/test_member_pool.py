@@ -528,6 +528,7 @@ def test_09s_width_probe_table_reads_each_width_against_ssamts_level(tmp_path):
     assert set(t.level) == {114.4} and list(t["best epoch"]) == [4, 4, 4]
     said = real_language.width_reading(t, shown_float).splitlines()
     assert said[0].startswith("+LM (w/ phrases), seed 0: width 128: test Rsum 85, below its level 114.4 (best epoch 4 of 4")
-    assert said[0].endswith(f"width 256: not run yet ({real_language.WIDTH_PROBE_COMMAND})")
+    assert said[0].endswith("(best epoch 4 of 4, still rising); width 256: not run yet")
     assert "width 256: test Rsum 120.5, reaches its level 114.4" in said[1] and "not run yet" not in said[1]
+    assert said[2] == f"The probe trains +LM (w/ phrases) at width 256 with {real_language.WIDTH_PROBE_COMMAND}"
     assert "no SSAMT seed 0 records" in real_language.width_reading(real_language.width_probe_table(tmp_path / "none", 114.4), shown_float)

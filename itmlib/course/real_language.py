@@ -285,12 +285,15 @@ def width_reading(table: pd.DataFrame, shown: Callable[[float], str]) -> str:
     formats a number as the table holds it."""
     if not len(table):
         return f"no SSAMT seed 0 records on this world yet; the width probe trains with {WIDTH_PROBE_COMMAND}"
-    lines = []
+    lines, waiting = [], []
     for member, t in table.groupby("member", sort=False):
         said = [f"width {int(r.embed_dim)}: test Rsum {shown(r['test rsum'])}, "
                 f"{'reaches' if r.reaches else 'below'} its level {shown(r.level)} (best epoch {r['best epoch']} "
                 f"of {r['epochs trained']}, {r.state})" for _, r in t.iterrows()]
         if SSAMT_WIDTH_PROBED not in set(t.embed_dim):
-            said.append(f"width {SSAMT_WIDTH_PROBED}: not run yet ({WIDTH_PROBE_COMMAND})")
+            said.append(f"width {SSAMT_WIDTH_PROBED}: not run yet")
+            waiting.append(member)
         lines.append(f"{member}, seed 0: " + "; ".join(said))
+    if waiting:
+        lines.append(f"The probe trains {' and '.join(waiting)} at width {SSAMT_WIDTH_PROBED} with {WIDTH_PROBE_COMMAND}")
     return "\n".join(lines)
