@@ -83,6 +83,33 @@ def test_a_styled_table_shows_floats_as_a_notebook_frame_does():
     assert ">194.3<" in html and "194.300000" not in html and ">VSE++<" in html
 
 
+def test_a_styled_table_shows_each_float_column_at_one_precision(tmp_path):
+    """A dev R@1 of 43.0 written at 2 decimals is "43" in the CSV; beside 40.2 (40.20) a reader cannot tell its
+    places, so it reads 43.00, as compact's columns do. A count column stays whole, a paper column keeps the places
+    the paper printed, a table written at 4 significant figures shows a zero as 0 (not at 0.002605's six places),
+    and a table whose rows are its quantities shows each value at its own figures."""
+    import re
+
+    from itmlib.course.results import styled
+
+    def cells(style):
+        return [re.sub("<.*?>", "", c) for c in re.findall(r"<td[^>]*>.*?</td>", style.to_html())]
+
+    t = pd.DataFrame({"noise": [0.25, 0.5], "i2t_r1": [43.0, 40.2], "t2i_r1": [36.2, 33.2667], "seeds": [5.0, 3.0],
+                      "rsum": [399.54, 380.0], "paper_r1": [65.0, 57.5]})
+    written = write_table(t, tmp_path, "nb", "cal", META, decimals=2)
+    assert (tmp_path / "nb" / "cal.csv").read_text().splitlines()[-2:] == ["0.25,43,36.2,5,399.5,65", "0.5,40.2,33.27,3,380,57.5"]
+    assert cells(styled(written.drop(columns="noise"))) == ["43.00", "36.20", "5", "399.5", "65.0",
+                                                             "40.20", "33.27", "3", "380.0", "57.5"]
+    assert cells(styled(written.head(1)[["t2i_r1"]])) == ["36.20"]           # the places come with the frame
+    four = write_table(pd.DataFrame({"pearson": [0.0, 0.033112, 0.0026051], "auc": [0.5, 0.52531, 0.50134]}),
+                       tmp_path, "nb", "sig", META)
+    assert cells(styled(four)) == ["0", "0.5000", "0.03311", "0.5253", "0.002605", "0.5013"]
+    stats = pd.DataFrame({"statistic": ["captions", "mean", "median", "share"], "ours": [5000.0, 18.8748, 1.0, 0.51263]})
+    assert cells(styled(stats, by_row=True)) == ["captions", "5000", "mean", "18.87", "median", "1", "share", "0.5126"]
+    assert cells(styled(stats)) == ["captions", "5000", "mean", "18.87", "median", "1.000", "share", "0.5126"]
+
+
 def test_no_committed_table_rounds_a_learning_rate_to_zero():
     """A recipe column keeps its value: ``.round(2)`` before :func:`write_table` (which keeps 4 significant
     figures) once wrote 07's probed lr 1e-4 as 0."""

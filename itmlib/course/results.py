@@ -26,6 +26,7 @@ import logging
 import math
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,7 +39,8 @@ from ..console import quiet_if_headless
 from ..paths import atomic_write_text, repo_root, resolve_path
 from ..training.context import RunContext
 
-__all__ = ["Run", "start_run", "shown_float", "shown_column", "styled", "write_table", "table_number", "read_table", "atomic_write_text"]
+__all__ = ["Run", "start_run", "shown_float", "column_format", "shown_column", "styled", "write_table", "table_number", "read_table",
+           "atomic_write_text"]
 
 logger = logging.getLogger("itmlib")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -102,6 +104,7 @@ def write_table(
     atomic_write_text(md_path, md_text)
     logger.info("wrote %s and %s", csv_path, md_path)
     df.attrs["table"] = full_meta["table"]
+    df.attrs["decimals"] = decimals   # the table's places (None: 4 significant figures alone), for styled()
     return df
 
 
@@ -217,27 +220,59 @@ def shown_float(v: float) -> str:
     return f"{v:.4g}" if abs(v) < 1e4 else f"{v:.0f}"
 
 
-def shown_column(values: Any) -> list[str]:
-    """A column of one table's floats (a metric's means, or its stds) as a notebook shows them: each as
-    :func:`shown_float` writes it, and a value whose trailing zeros the 4 significant figures dropped given them
-    back up to the column's places (the most any value shows), never past its own 4 figures: a std column
-    1.79, 2, 0.4 reads 1.79, 2.00, 0.40 - a reader cannot tell a 2 rounded at two places from one at none -
-    and 152 beside 140.8 reads 152.0. NaN reads ""."""
-    shown = [shown_float(v) if math.isfinite(v) else "" for v in values]
-    places = max((len(t.partition(".")[2]) for t in shown if t and "e" not in t), default=0)
+def column_format(values: Any, written_at: int | None | str = "inferred") -> Callable[[float], str]:
+    """How one column of a table shows its floats: each as :func:`shown_float` writes it, and a value whose trailing
+    zeros the 4 significant figures dropped given them back up to the column's places, never past its own 4
+    figures (a std column 1.79, 2, 0.4 reads 1.79, 2.00, 0.40: a reader cannot tell a 2 rounded at two places from
+    one at none; 152 beside 140.8 reads 152.0). The column's places are ``written_at``, the ``decimals``
+    :func:`write_table` wrote it at, where it had some; else the most any value shows. A column of whole numbers
+    is a count and stays whole. A zero reads at the column's places, but ``0`` where the table was written at 4
+    significant figures alone (``written_at=None``: 0.002605 beside 0.5924 gives a zero no places to claim).
+    NaN reads ""."""
+    finite = [v for v in values if math.isfinite(v)]
+    inferred = max((len(t.partition(".")[2]) for t in map(shown_float, finite) if "e" not in t), default=0)
+    counts = all(float(v).is_integer() for v in finite)
+    places = written_at if isinstance(written_at, int) and not counts else inferred
 
-    def figures_allow(v: float) -> int:   # the places 4 significant figures give v
-        return 3 - math.floor(math.log10(abs(v))) if v else places
+    def show(v: float) -> str:
+        if not math.isfinite(v):
+            return ""
+        t = shown_float(v)
+        if not v:
+            return t if written_at is None else f"{v:.{places}f}"
+        allow = min(places, 3 - math.floor(math.log10(abs(v))))   # never past v's own 4 significant figures
+        return t if "e" in t or abs(v) >= 1e4 or len(t.partition(".")[2]) >= allow else f"{v:.{allow}f}"
 
-    return [t if not t or "e" in t or abs(v) >= 1e4 or len(t.partition(".")[2]) >= min(places, figures_allow(v))
-            else f"{v:.{min(places, figures_allow(v))}f}" for v, t in zip(values, shown)]
+    return show
 
 
-def styled(df: pd.DataFrame, na_rep: str = "-") -> Any:
-    """``df`` as a styled table without its index, every float as :func:`shown_float` writes it, in a float column
-    or not (a Styler ignores pandas' ``display.float_format``). Given what :func:`write_table` returned, it shows
-    each number as the committed CSV holds it."""
-    return df.style.hide(axis="index").format(lambda v: shown_float(v) if isinstance(v, float) else v, na_rep=na_rep)
+def shown_column(values: Any, written_at: int | None | str = "inferred") -> list[str]:
+    """A column of one table's floats (a metric's means, or its stds) as a notebook shows them
+    (:func:`column_format`)."""
+    show = column_format(values, written_at)
+    return [show(v) for v in values]
+
+
+def styled(df: pd.DataFrame, na_rep: str = "-", *, by_row: bool = False) -> Any:
+    """``df`` as a styled table without its index, each float column at one precision (:func:`column_format`: an
+    R@1 column 43.00 beside 40.20, not 43; at the places :func:`write_table` wrote it at, which it keeps in
+    ``attrs``), every other float as :func:`shown_float` writes it (a Styler ignores pandas'
+    ``display.float_format``). ``by_row``: a table whose rows are its quantities (a statistic per row, a column
+    per source) shows each value at its own 4 significant figures, so a count of 1 beside a share of 0.5126 stays
+    1. A column headed "paper..." holds a paper's numbers: it shows the places they were printed at (65.0 beside
+    57.5), never the table's. Given what :func:`write_table` returned, it shows each number as the committed CSV
+    holds it."""
+    style = df.style.hide(axis="index").format(lambda v: shown_float(v) if isinstance(v, float) else v, na_rep=na_rep)
+    if by_row:
+        return style
+    written_at = df.attrs.get("decimals", "inferred")
+    columns = {}
+    for c in df.columns.unique():
+        floats = [v for v in df[c] if isinstance(v, float)]
+        if floats:
+            show = column_format(floats, "inferred" if str(c).startswith("paper") else written_at)
+            columns[c] = lambda v, show=show: show(v) if isinstance(v, float) else v
+    return style.format(columns, na_rep=na_rep) if columns else style
 
 
 def start_run(

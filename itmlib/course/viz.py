@@ -200,7 +200,8 @@ def compact(table: Any, index: list[str], metrics: tuple[str, ...] = ("rsum", "n
         if m not in table:
             continue
         sd = table[f"{m}_std"] if f"{m}_std" in table else pd.Series(np.nan, index=table.index)
-        out[m] = [v + (f" ± {s}" if s else "") for v, s in zip(shown_column(table[m]), shown_column(sd))]
+        places = table.attrs.get("decimals", "inferred")   # the places write_table wrote it at; the paper's its own
+        out[m] = [v + (f" ± {s}" if s else "") for v, s in zip(shown_column(table[m], places), shown_column(sd, places))]
         col = (paper or {}).get(m)
         if col and col in table:   # "paper_rsum (CVSE, F30K)" keeps the method it names; else per row's method
             head = col.replace("_", " ", 1) if col.startswith("paper_") else col if col.startswith("paper ") else f"paper {m}"
