@@ -106,8 +106,13 @@ def test_a_styled_table_shows_each_float_column_at_one_precision(tmp_path):
                        tmp_path, "nb", "sig", META)
     assert cells(styled(four)) == ["0", "0.5000", "0.03311", "0.5253", "0.002605", "0.5013"]
     stats = pd.DataFrame({"statistic": ["captions", "mean", "median", "share"], "ours": [5000.0, 18.8748, 1.0, 0.51263]})
-    assert cells(styled(stats, by_row=True)) == ["captions", "5000", "mean", "18.87", "median", "1", "share", "0.5126"]
-    assert cells(styled(stats)) == ["captions", "5000", "mean", "18.87", "median", "1.000", "share", "0.5126"]
+    assert cells(styled(stats)) == ["captions", "5000", "mean", "18.87", "median", "1", "share", "0.5126"]   # by its header
+    assert cells(styled(stats.rename(columns={"statistic": "s"}))) == ["captions", "5000", "mean", "18.87", "median", "1.000",
+                                                                        "share", "0.5126"]
+    assert cells(styled(stats.rename(columns={"statistic": "s"}), by_row=True))[5] == "1"
+    grid = write_table(pd.DataFrame({"fraction": [0.02, 1.0], "noise": [0.25, 0.5], "rsum": [12.5, 30.25]}), tmp_path, "nb", "g",
+                       META, decimals=2)
+    assert cells(styled(grid)) == ["0.02", "0.25", "12.50", "1", "0.5", "30.25"]   # settings as given, never 1.00 or 0.50
 
 
 def test_no_committed_table_rounds_a_learning_rate_to_zero():

@@ -39,8 +39,8 @@ from ..console import quiet_if_headless
 from ..paths import atomic_write_text, repo_root, resolve_path
 from ..training.context import RunContext
 
-__all__ = ["Run", "start_run", "shown_float", "column_format", "shown_column", "styled", "write_table", "table_number", "read_table",
-           "atomic_write_text"]
+__all__ = ["Run", "start_run", "shown_float", "column_format", "shown_column", "styled", "SETTING_COLUMNS", "ROW_QUANTITY_HEADERS",
+           "write_table", "table_number", "read_table", "atomic_write_text"]
 
 logger = logging.getLogger("itmlib")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -253,26 +253,36 @@ def shown_column(values: Any, written_at: int | None | str = "inferred") -> list
     return [show(v) for v in values]
 
 
-def styled(df: pd.DataFrame, na_rep: str = "-", *, by_row: bool = False) -> Any:
-    """``df`` as a styled table without its index, each float column at one precision (:func:`column_format`: an
-    R@1 column 43.00 beside 40.20, not 43; at the places :func:`write_table` wrote it at, which it keeps in
-    ``attrs``), every other float as :func:`shown_float` writes it (a Styler ignores pandas'
-    ``display.float_format``). ``by_row``: a table whose rows are its quantities (a statistic per row, a column
-    per source) shows each value at its own 4 significant figures, so a count of 1 beside a share of 0.5126 stays
-    1. A column headed "paper..." holds a paper's numbers: it shows the places they were printed at (65.0 beside
-    57.5), never the table's. Given what :func:`write_table` returned, it shows each number as the committed CSV
-    holds it."""
-    style = df.style.hide(axis="index").format(lambda v: shown_float(v) if isinstance(v, float) else v, na_rep=na_rep)
-    if by_row:
-        return style
+#: columns that hold settings, not measurements: each value shows as written (a fraction 0.02, never 0.020)
+SETTING_COLUMNS = frozenset({"fraction", "reference fraction", "lr", "learning rate", "noise", "tau", "margin"})
+#: a first column so headed names a quantity per row (a transposed table): each value keeps its own figures
+ROW_QUANTITY_HEADERS = frozenset({"statistic", "quantity", "property"})
+
+
+def styled(df: pd.DataFrame, na_rep: str = "-", *, by_row: bool | None = None) -> Any:
+    """``df`` as a styled table without its index, each float column of measurements at one precision
+    (:func:`column_format`: an R@1 column 43.00 beside 40.20, not 43; at the places :func:`write_table` wrote it
+    at, which it keeps in ``attrs``), every other float as :func:`shown_float` writes it (a Styler ignores pandas'
+    ``display.float_format``): a setting (:data:`SETTING_COLUMNS`) as given, and every value of a table whose rows
+    are its quantities (``by_row``; by default, a table whose first column is headed "statistic", "quantity" or
+    "property"), so a count of 1 beside a share of 0.5126 stays 1. A column headed "paper..." holds a paper's
+    numbers: it shows the places they were printed at (65.0 beside 57.5), never the table's. Given what
+    :func:`write_table` returned, it shows each number as the committed CSV holds it."""
+    def as_written(v: Any) -> Any:
+        return shown_float(v) if isinstance(v, float) else v
+
+    if by_row is None:
+        by_row = len(df.columns) > 0 and str(df.columns[0]) in ROW_QUANTITY_HEADERS
     written_at = df.attrs.get("decimals", "inferred")
     columns = {}
     for c in df.columns.unique():
         floats = [v for v in df[c] if isinstance(v, float)]
-        if floats:
+        if by_row or not floats or str(c) in SETTING_COLUMNS:
+            columns[c] = as_written
+        else:
             show = column_format(floats, "inferred" if str(c).startswith("paper") else written_at)
             columns[c] = lambda v, show=show: show(v) if isinstance(v, float) else v
-    return style.format(columns, na_rep=na_rep) if columns else style
+    return df.style.hide(axis="index").format(columns, na_rep=na_rep)   # one dict: a second call would reset the rest
 
 
 def start_run(
