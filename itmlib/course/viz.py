@@ -196,11 +196,11 @@ def compact(table: Any, index: list[str], metrics: tuple[str, ...] = ("rsum", "n
 
     out = pd.DataFrame({c: [as_written(v) if pd.notna(v) else "-" for v in table[c]] if pd.api.types.is_float_dtype(table[c])
                         else table[c].astype(object).where(table[c].notna(), "-") for c in index})   # 0.15, not 0.150000
+    places = table.attrs.get("decimals", "inferred")   # write_table's places for our means and stds (a paper column keeps its own)
     for m in metrics:
         if m not in table:
             continue
         sd = table[f"{m}_std"] if f"{m}_std" in table else pd.Series(np.nan, index=table.index)
-        places = table.attrs.get("decimals", "inferred")   # the places write_table wrote it at; the paper's its own
         out[m] = [v + (f" ± {s}" if s else "") for v, s in zip(shown_column(table[m], places), shown_column(sd, places))]
         col = (paper or {}).get(m)
         if col and col in table:   # "paper_rsum (CVSE, F30K)" keeps the method it names; else per row's method
