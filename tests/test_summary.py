@@ -89,6 +89,14 @@ def test_p_values_and_benjamini_hochberg_by_hand():
     t = pd.DataFrame({"kind": "paper", "verdict": ["holds (n=5)", "holds (n=5)", "does not hold (n=5)", "inconclusive"],
                       "q": [0.04, 0.0533, 0.0533, 0.2]})
     assert fdr_summary(t).startswith("Of the 3 decisive verdicts among the paper claims judged by interval, 1 survive")
+    # a claim that reads not judged (3 of 5 seeds, or below its level) keeps its p but joins no family: m stays 2
+    from itmlib.course.summary import with_fdr
+    rows = pd.DataFrame({"kind": "paper", "expect": "higher", "seeds": 5, "spread": 0.7906, "ci_low": 2.0,
+                         "difference": [3.0, 3.0, 3.0],
+                         "verdict": ["holds (n=5)", "holds (n=5)", "not judged (still training: 3 of 5 seeds in)"]})
+    out = with_fdr(rows)
+    assert out.p.notna().all() and np.isnan(out.q.iloc[2])
+    assert list(out.q[:2].round(5)) == [round(out.p.iloc[0], 5)] * 2   # equal p, m = 2: q = p * 2 / 2
 
 
 def test_readme_block_is_rewritten_in_place(tmp_path):

@@ -229,13 +229,14 @@ def benjamini_hochberg(p: pd.Series) -> pd.Series:
 
 def with_fdr(table: pd.DataFrame) -> pd.DataFrame:
     """``table`` with ``p`` (:func:`claim_p`) and ``q``: Benjamini-Hochberg over the paper claims judged by
-    interval (controls, illustrations and checks get a ``p`` where they have an interval, never a ``q``)."""
+    interval (controls, illustrations and checks get a ``p`` where they have an interval, never a ``q``; nor does a
+    claim that reads not judged, such as one with too few seeds or below its level: it is no test we decided)."""
     if table.empty:
         return table.assign(p=[], q=[])
     out = table.copy()
     out["p"] = out.apply(claim_p, axis=1)
-    paper = claim_kinds(out) == "paper"
-    out["q"] = benjamini_hochberg(out["p"].where(paper))
+    judged = (claim_kinds(out) == "paper") & (out.verdict.map(verdict_kind) != "not judged")
+    out["q"] = benjamini_hochberg(out["p"].where(judged))
     return out
 
 
