@@ -75,7 +75,7 @@ def test_verdicts_are_counted_by_what_they_say():
 
 
 def test_p_values_and_benjamini_hochberg_by_hand():
-    from itmlib.course.summary import benjamini_hochberg, claim_p, fdr_summary
+    from itmlib.course.summary import benjamini_hochberg, claim_p, fdr_summary, with_fdr
 
     # mean 3, sd 0.7906, n 5: t = 3 / (0.7906 / sqrt 5) = 8.485 on 4 df -> p = 0.00106
     assert claim_p(pd.Series({"difference": 3.0, "spread": 0.7906, "seeds": 5, "ci_low": 2.0, "expect": "higher"})) == \
@@ -90,7 +90,6 @@ def test_p_values_and_benjamini_hochberg_by_hand():
                       "q": [0.04, 0.0533, 0.0533, 0.2]})
     assert fdr_summary(t).startswith("Of the 3 decisive verdicts among the paper claims judged by interval, 1 survive")
     # a claim that reads not judged (3 of 5 seeds, or below its level) keeps its p but joins no family: m stays 2
-    from itmlib.course.summary import with_fdr
     rows = pd.DataFrame({"kind": "paper", "expect": "higher", "seeds": 5, "spread": 0.7906, "ci_low": 2.0,
                          "difference": [3.0, 3.0, 3.0],
                          "verdict": ["holds (n=5)", "holds (n=5)", "not judged (still training: 3 of 5 seeds in)"]})
