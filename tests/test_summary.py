@@ -75,7 +75,8 @@ def test_verdicts_are_counted_by_what_they_say():
 
 
 def test_p_values_and_benjamini_hochberg_by_hand():
-    from itmlib.course.summary import benjamini_hochberg, claim_p, fdr_summary, with_fdr
+    from itmlib.course.summary import (benjamini_hochberg, claim_p, fdr_marked, fdr_summary, shown_q,
+                                         with_fdr)
 
     # mean 3, sd 0.7906, n 5: t = 3 / (0.7906 / sqrt 5) = 8.485 on 4 df -> p = 0.00106
     assert claim_p(pd.Series({"difference": 3.0, "spread": 0.7906, "seeds": 5, "ci_low": 2.0, "expect": "higher"})) == \
@@ -89,6 +90,7 @@ def test_p_values_and_benjamini_hochberg_by_hand():
     t = pd.DataFrame({"kind": "paper", "verdict": ["holds (n=5)", "holds (n=5)", "does not hold (n=5)", "inconclusive"],
                       "q": [0.04, 0.0533, 0.0533, 0.2]})
     assert fdr_summary(t).startswith("Of the 3 decisive verdicts among the paper claims judged by interval, 1 survive")
+    assert list(fdr_marked(t)) == ["holds (n=5)", "holds (n=5) †", "does not hold (n=5) †", "inconclusive"]
     # a claim that reads not judged (3 of 5 seeds, or below its level) keeps its p but joins no family: m stays 2
     rows = pd.DataFrame({"kind": "paper", "expect": "higher", "seeds": 5, "spread": 0.7906, "ci_low": 2.0,
                          "difference": [3.0, 3.0, 3.0],
@@ -96,6 +98,9 @@ def test_p_values_and_benjamini_hochberg_by_hand():
     out = with_fdr(rows)
     assert out.p.notna().all() and np.isnan(out.q.iloc[2])
     assert list(out.q[:2].round(5)) == [round(out.p.iloc[0], 5)] * 2   # equal p, m = 2: q = p * 2 / 2
+    # one format down a q column: the CSV's 4 significant figures, "<0.001" below 0.001 (never 1.211e-08)
+    assert [shown_q(v) for v in (0.873, 0.05333, 0.001, 0.0009999, 1.211e-08, np.nan)] == \
+        ["0.873", "0.05333", "0.001", "<0.001", "<0.001", ""]
 
 
 def test_readme_block_is_rewritten_in_place(tmp_path):

@@ -30,10 +30,11 @@ from ..claims.paper_side import paper_cells, paper_side, ratio_threshold
 from ..claims.registry import CLAIM_FILES, Claim, load_claims, replayed_claims
 from ..paper_numbers import SOURCES
 from ..paths import resolve_path
-from .results import read_table
+from .results import read_table, shown_float
 
 __all__ = ["PAPERS", "VERDICT_KINDS", "all_claims", "claims_markdown", "verdict_kind", "write_claims_readme",
-           "README_START", "README_END", "claim_kinds", "claim_p", "benjamini_hochberg", "with_fdr", "fdr_summary", "FDR"]
+           "README_START", "README_END", "claim_kinds", "claim_p", "benjamini_hochberg", "with_fdr", "fdr_summary",
+           "fdr_marked", "shown_q", "FDR"]
 
 #: paper key -> the paper as the tables cite it
 PAPERS = {key: SOURCES[f"{key}_table1"].paper for key in CLAIM_FILES}
@@ -250,6 +251,23 @@ def fdr_summary(table: pd.DataFrame) -> str:
             f"marked † where they do not).")
 
 
+def fdr_marked(table: pd.DataFrame) -> pd.Series:
+    """Each row's verdict, a decisive one (holds / does not hold) marked † where its q is not below :data:`FDR`
+    (a table without ``q`` marks none)."""
+    q = table["q"] if "q" in table else pd.Series(0.0, index=table.index)
+    dagger = table.verdict.map(verdict_kind).isin(["holds", "does not hold"]) & (q >= FDR)
+    return pd.Series([v + (" †" if d else "") for v, d in zip(table.verdict, dagger)], index=table.index)
+
+
+def shown_q(q: float) -> str:
+    """A q-value as the claims tables show it: as the CSV holds it (4 significant figures, ``shown_float``), and
+    "<0.001" below 0.001 (unspaced: a narrow column keeps it on one line), so one column reads 0.873 beside <0.001,
+    never 1.211e-08 beside 0.873; NaN reads ""."""
+    if not math.isfinite(q):
+        return ""
+    return "<0.001" if q < 0.001 else shown_float(q)
+
+
 def claims_markdown(table: pd.DataFrame) -> str:
     """The claims table as Markdown, one section per paper, verdict counts in each heading: the
     paper's headline claims first (marked **H**), then its other claims, then the deterministic
@@ -259,9 +277,8 @@ def claims_markdown(table: pd.DataFrame) -> str:
     out = [fdr_summary(table) + "\n"] if "q" in table else []
     for paper, g in table.groupby("paper", sort=False):
         kind = claim_kinds(g)
-        dagger = (g.verdict.map(verdict_kind).isin(["holds", "does not hold"]) & (g.get("q", 0) >= FDR))
         g = g.assign(claim=[("**H** " if h else "") + c for h, c in zip(g.headline, g.claim)],
-                     verdict=[v + (" †" if d else "") for v, d in zip(g.verdict, dagger)])
+                     verdict=fdr_marked(g))
         claims = pd.concat([g[g.headline & (kind == "paper")], g[~g.headline & (kind == "paper")]])
         out.append(f"### {paper}\n\n{_heading_counts(g)}\n\n" + claims[cols].fillna("").to_markdown(index=False) + "\n")
         for k, title in (("control", "Our controls (tests of a mechanism the paper asserts; not the paper's claims)"),
