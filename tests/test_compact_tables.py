@@ -83,6 +83,43 @@ def test_a_styled_table_shows_floats_as_a_notebook_frame_does():
     assert ">194.3<" in html and "194.300000" not in html and ">VSE++<" in html
 
 
+def test_a_styled_table_aligns_its_columns_of_words_left_and_its_numbers_right():
+    import re
+
+    from itmlib.course.results import styled, text_columns
+
+    t = pd.DataFrame({"claim": ["SAM beats VSE++", "soft beats hard"], "ours": ["151 vs 139", "123 vs 129 (0.96x)"],
+                      "seeds": [3, 5], "rsum": ["70.08 ± 2.00", "-"], "q": ["<0.001", "0.065"], "share": ["35%", "1,024"],
+                      "verdict": ["holds (n=3)", None], "note": ["", float("nan")], "best epochs": ["7 7 6", "9 8"],
+                      "setting": ["F30K", "F-10%"]})
+    assert text_columns(t) == [0, 6, 9]    # numbers with their "vs", "±", "x", "%", "<", "," and gaps read as numbers
+    html = styled(t).to_html()
+    left = sorted(map(int, re.findall(r"\.col(\d+) \{\s*text-align: left;", html)))
+    assert left == [0, 6, 9]
+    assert 'class="col_heading level0 col0"' in html and 'class="data row0 col0"' in html   # heading and cells alike
+    assert text_columns(pd.DataFrame({"quantity": ["rsum", "n", "method"], "value": [194.3, 3.0, "VSE++"]})) == [0]
+
+
+def test_a_bare_frame_in_a_kernel_is_drawn_as_a_styled_table(monkeypatch):
+    """A frame a cell shows bare loses its row numbers and reads as styled() draws it; a pivot keeps its index."""
+    import types
+
+    from IPython.core.formatters import HTMLFormatter
+
+    from itmlib.course.results import show_frames_styled
+
+    html = HTMLFormatter()
+    shell = types.SimpleNamespace(display_formatter=types.SimpleNamespace(formatters={"text/html": html}))
+    monkeypatch.setattr("IPython.get_ipython", lambda: shell)
+    show_frames_styled()
+    bare = pd.DataFrame({"split": ["train", "test"], "images": [58000, 5000], "share": [0.92063, float("nan")]})
+    out = html(bare.iloc[[1, 0]])               # a filtered frame: integer row labels 1, 0
+    assert "text-align: left" in out and ">train<" in out and ">0.9206<" in out and ">-<" in out
+    assert "<th" in out and ">1<" not in out and 'class="dataframe"' not in out   # no row-number column
+    pivot = pd.DataFrame({"m": [1, 2], "SR@5": [0.5, 0.4]}).set_index("m")
+    assert 'class="dataframe"' in html(pivot) and "text-align: left" not in html(pivot)   # pandas' own, index kept
+
+
 def test_a_styled_table_shows_each_float_column_at_one_precision(tmp_path):
     """A dev R@1 of 43.0 written at 2 decimals is "43" in the CSV; beside 40.2 (40.20) a reader cannot tell its
     places, so it reads 43.00, as compact's columns do. A count column stays whole, a paper column keeps the places

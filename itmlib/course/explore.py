@@ -353,11 +353,12 @@ def ablations(notebook: str, results_dir: str = "results") -> Any:
     shown = lambda v: ", ".join(map(str, v[:6])) + (f", ... ({len(v)} in all)" if len(v) > 6 else "")   # noqa: E731
     table = pd.DataFrame([{"knob": k, "values": shown(v)} for k, v in knobs(notebook, results_dir).items()])
     from ..console import in_kernel
+    from .results import aligned
 
     if in_kernel():
         from IPython.display import display
 
-        display(table.style.hide(axis="index"))
+        display(aligned(table))
     else:
         width = max(map(len, table.knob), default=0)
         print("\n".join(f"  {k:<{width}}  {v}" for k, v in zip(table.knob, table["values"])))

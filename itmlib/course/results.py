@@ -40,7 +40,7 @@ from ..paths import atomic_write_text, repo_root, resolve_path
 from ..training.context import RunContext
 
 __all__ = ["Run", "start_run", "shown_float", "column_format", "shown_column", "styled", "SETTING_COLUMNS", "ROW_QUANTITY_HEADERS",
-           "write_table", "table_number", "read_table", "atomic_write_text"]
+           "text_columns", "aligned", "frame_html", "show_frames_styled", "write_table", "table_number", "read_table", "atomic_write_text"]
 
 logger = logging.getLogger("itmlib")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -259,6 +259,33 @@ SETTING_COLUMNS = frozenset({"fraction", "reference fraction", "lr", "learning r
 ROW_QUANTITY_HEADERS = frozenset({"statistic", "quantity", "property"})
 
 
+#: what a cell of numbers holds besides its digits: "70.08 ± 2.00", "151 vs 139", "123 vs 129 (0.96x)", "<0.001",
+#: "35%", "1,024", "7 7 6 7 7" (each seed's best epoch); a cell with anything left over is words ("F30K", "VSE++")
+_NUMERIC_PARTS = re.compile(r"[<>]?[-+]?\d[\d,]*(\.\d+)?(e[-+]?\d+)?[%x]?|±|\bvs\b|[()\s]")
+
+
+def text_columns(df: pd.DataFrame) -> list[int]:
+    """The positions of ``df``'s columns of words (a claim, a method, a verdict): those where most filled cells
+    (not empty, not NaN, not a "-" gap) hold text that is more than numbers (:data:`_NUMERIC_PARTS`). Notebook
+    stylesheets right-align every cell, for numbers; a column of sentences reads left-aligned."""
+    def words(v: Any) -> bool:
+        return isinstance(v, str) and bool(_NUMERIC_PARTS.sub("", v))
+
+    out = []
+    for i in range(df.shape[1]):
+        filled = [v for v in df.iloc[:, i] if not (v is None or v in ("", "-") or (isinstance(v, float) and math.isnan(v)))]
+        if filled and 2 * sum(map(words, filled)) > len(filled):
+            out.append(i)
+    return out
+
+
+def aligned(df: pd.DataFrame) -> Any:
+    """``df`` as a Styler without its index, its columns of words (:func:`text_columns`) aligned left, heading and
+    cells; its values as given (:func:`styled` formats them too)."""
+    left = [{"selector": f".col{i}", "props": "text-align: left"} for i in text_columns(df)]
+    return df.style.hide(axis="index").set_table_styles(left, overwrite=False)
+
+
 def styled(df: pd.DataFrame, na_rep: str = "-", *, by_row: bool | None = None) -> Any:
     """``df`` as a styled table without its index, each float column of measurements at one precision
     (:func:`column_format`: an R@1 column 43.00 beside 40.20, not 43; at the places :func:`write_table` wrote it
@@ -267,7 +294,8 @@ def styled(df: pd.DataFrame, na_rep: str = "-", *, by_row: bool | None = None) -
     are its quantities (``by_row``; by default, a table whose first column is headed "statistic", "quantity" or
     "property"), so a count of 1 beside a share of 0.5126 stays 1. A column headed "paper..." holds a paper's
     numbers: it shows the places they were printed at (65.0 beside 57.5), never the table's. Given what
-    :func:`write_table` returned, it shows each number as the committed CSV holds it."""
+    :func:`write_table` returned, it shows each number as the committed CSV holds it. Columns of words
+    (:func:`text_columns`) are aligned left, heading and cells."""
     def as_written(v: Any) -> Any:
         return shown_float(v) if isinstance(v, float) else v
 
@@ -282,7 +310,29 @@ def styled(df: pd.DataFrame, na_rep: str = "-", *, by_row: bool | None = None) -
         else:
             show = column_format(floats, "inferred" if str(c).startswith("paper") else written_at)
             columns[c] = lambda v, show=show: show(v) if isinstance(v, float) else v
-    return df.style.hide(axis="index").format(columns, na_rep=na_rep)   # one dict: a second call would reset the rest
+    return aligned(df).format(columns, na_rep=na_rep)   # one dict: a second call would reset the rest
+
+
+def frame_html(df: pd.DataFrame) -> str:
+    """The HTML a notebook shows for a plain ``df``: as :func:`styled` draws it where its index is only row numbers
+    (an unnamed integer index, hidden: it says nothing), so a frame shown bare reads like a styled one (one precision
+    per column, words aligned left, no index column); any other frame (a pivot, a transposed table, one longer than
+    ``display.max_rows``) as pandas draws it."""
+    plain = (df.index.name is None and df.index.nlevels == 1 and pd.api.types.is_integer_dtype(df.index)
+             and df.columns.nlevels == 1 and df.columns.is_unique and len(df) <= (pd.get_option("display.max_rows") or 0))
+    return styled(df).to_html() if plain else df._repr_html_()
+
+
+def show_frames_styled() -> None:
+    """In an IPython kernel, draw every DataFrame a cell shows with :func:`frame_html` (a notebook's bare frames and
+    its styled tables then look alike); elsewhere nothing."""
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover
+        return
+    ip = get_ipython()
+    if ip is not None:
+        ip.display_formatter.formatters["text/html"].for_type(pd.DataFrame, frame_html)
 
 
 def start_run(
@@ -319,6 +369,7 @@ def start_run(
     get_scale(scale)  # validates the name
     quiet_if_headless()   # papermill's kernel: no library's progress bar is saved in the executed notebook
     pd.set_option("display.float_format", shown_float)   # every frame the notebook shows, at its CSV's precision
+    show_frames_styled()   # and a bare frame as a styled one: no row numbers, words aligned left
     set_seed(seed)
     device_name = resolve_device(device)
     out = resolve_path(results_dir)

@@ -188,7 +188,7 @@ def compact(table: Any, index: list[str], metrics: tuple[str, ...] = ("rsum", "n
     (:func:`~itmlib.course.results.shown_column`: 2.00 beside 1.79, not 2); any other frame is refused."""
     import pandas as pd
 
-    from .results import shown_column, shown_float as as_written
+    from .results import aligned, shown_column, shown_float as as_written
 
     if not getattr(table, "attrs", {}).get("table"):
         raise ValueError("compact shows a committed table: pass the frame write_table returned (or read_table read), "
@@ -211,7 +211,7 @@ def compact(table: Any, index: list[str], metrics: tuple[str, ...] = ("rsum", "n
         out["seeds"] = table["seeds"]
     if "best epochs" in table:    # each seed's selected epoch: did the arm train to a plateau?
         out["best epochs"] = table["best epochs"]
-    return out.reset_index(drop=True).style.hide(axis="index")
+    return aligned(out.reset_index(drop=True))
 
 
 def claims_view(claims: Any) -> Any:
@@ -220,8 +220,10 @@ def claims_view(claims: Any) -> Any:
     the committed CSV."""
     cols = [c for c in ("claim", "paper (model vs baseline)", "ours (model vs baseline)", "seeds", "verdict", "training")
             if c in claims and (c != "training" or claims[c].fillna("").ne("").any())]
+    from .results import aligned
+
     shown = claims[cols].assign(training=claims["training"].map(training_short)) if "training" in cols else claims[cols]
-    return shown.style.hide(axis="index")
+    return aligned(shown)
 
 
 def training_short(text: Any) -> str:
