@@ -98,6 +98,9 @@ def test_a_styled_table_aligns_its_columns_of_words_left_and_its_numbers_right()
     assert left == [0, 6, 9]
     assert 'class="col_heading level0 col0"' in html and 'class="data row0 col0"' in html   # heading and cells alike
     assert text_columns(pd.DataFrame({"quantity": ["rsum", "n", "method"], "value": [194.3, 3.0, "VSE++"]})) == [0]
+    cells = pd.DataFrame({"vector": [np.zeros(3), np.ones(3)], "n": pd.array([1, None], dtype="Int64"),
+                          "tag": pd.array(["a b", pd.NA], dtype="string")})
+    assert text_columns(cells) == [2]      # an array cell or pd.NA is no error (v == "" would be)
 
 
 def test_a_bare_frame_in_a_kernel_is_drawn_as_a_styled_table(monkeypatch):

@@ -271,9 +271,12 @@ def text_columns(df: pd.DataFrame) -> list[int]:
     def words(v: Any) -> bool:
         return isinstance(v, str) and bool(_NUMERIC_PARTS.sub("", v))
 
+    def gap(v: Any) -> bool:   # never v == "": an array or pd.NA compares elementwise, or not at all
+        return v is None or v is pd.NA or (isinstance(v, str) and v in ("", "-")) or (isinstance(v, float) and math.isnan(v))
+
     out = []
     for i in range(df.shape[1]):
-        filled = [v for v in df.iloc[:, i] if not (v is None or v in ("", "-") or (isinstance(v, float) and math.isnan(v)))]
+        filled = [v for v in df.iloc[:, i] if not gap(v)]
         if filled and 2 * sum(map(words, filled)) > len(filled):
             out.append(i)
     return out
