@@ -40,7 +40,8 @@ from ..paths import atomic_write_text, repo_root, resolve_path
 from ..training.context import RunContext
 
 __all__ = ["Run", "start_run", "shown_float", "column_format", "shown_column", "styled", "SETTING_COLUMNS", "ROW_QUANTITY_HEADERS",
-           "text_columns", "aligned", "frame_html", "show_frames_styled", "write_table", "table_number", "read_table", "atomic_write_text"]
+           "text_columns", "aligned", "frame_html", "show_frames_styled", "write_table", "table_number", "read_table",
+           "atomic_write_text"]
 
 logger = logging.getLogger("itmlib")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -272,7 +273,8 @@ def text_columns(df: pd.DataFrame) -> list[int]:
         return isinstance(v, str) and bool(_NUMERIC_PARTS.sub("", v))
 
     def gap(v: Any) -> bool:   # never v == "": an array or pd.NA compares elementwise, or not at all
-        return v is None or v is pd.NA or (isinstance(v, str) and v in ("", "-")) or (isinstance(v, float) and math.isnan(v))
+        return (v is None or v is pd.NA or (isinstance(v, str) and v in ("", "-"))
+                or (isinstance(v, float) and math.isnan(v)))
 
     out = []
     for i in range(df.shape[1]):
