@@ -246,3 +246,19 @@ def test_the_real_language_notebook_reads_in_short_cells():
         if c["cell_type"] == "code":
             assert text.count("\n") + 1 <= 20, f"09's cell {i} has {text.count(chr(10)) + 1} lines"
         assert not text.startswith("**Status.**"), f"09's cell {i} is a status log"
+
+
+def test_the_mwsr_hypothesis_in_09_stands_on_the_verdicts_it_explains():
+    """09's hypothesis on why MwSr leads at sentence retrieval is written for these committed verdicts (MrSw wins
+    image retrieval, loses sentence retrieval on real captions; wins both on 08's synthetic world): a retrain that
+    changes them must rewrite that cell."""
+    from itmlib.course.findings import committed_table
+
+    nb = json.loads((ROOT / "notebooks" / "09_real_language.ipynb").read_text())
+    assert any(c.get("id") == "mwsr-hypothesis" for c in nb["cells"])
+    verdict = {}
+    for notebook, prefix in (("09_real_language", "real_"), ("08_teran", "")):
+        claims = committed_table(notebook)[1].set_index("id").verdict
+        for way in ("t2i", "i2t"):
+            verdict[prefix + way] = claims[f"{prefix}teran_mrsw_beats_mwsr_{way}"].split(" (")[0]
+    assert verdict == {"real_t2i": "holds", "real_i2t": "does not hold", "t2i": "holds", "i2t": "holds"}
