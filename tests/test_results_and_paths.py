@@ -51,10 +51,23 @@ def test_write_table_writes_a_count_past_10000_in_full_and_leaves_other_columns_
                                                  "objects,3.446,,24.67"]          # not 2.4e+04 / 4.623e+04
     body = md.read_text().split("\n\n", 1)[1]
     assert "e+0" not in body and "| captions   |   24000 |  46228 |  3      |" in body      # right-aligned in full
-    assert "| objects    |   3.446 |    nan | 24.67   |" in body        # a column with no big count: decimal-aligned
+    assert "| objects    |   3.446 |      - | 24.67   |" in body        # a column with no big count: decimal-aligned
     plain = pd.DataFrame({"x": ["a"], "v": [3.4461]})
     write_table(plain, tmp_path, "nb", "p", META)
     assert (tmp_path / "nb" / "p.md").read_text().endswith(plain.to_markdown(index=False, floatfmt=".4g") + "\n")
+
+
+def test_write_table_writes_a_gap_as_a_dash_in_markdown_and_leaves_it_empty_in_the_csv(tmp_path):
+    # tabulate writes a NaN as "nan"; a reader of the Markdown table sees the "-" a notebook shows (styled)
+    df = pd.DataFrame({"model": ["floor", "VSE++"], "fraction": [float("nan"), 0.25], "paper": [float("nan")] * 2,
+                       "note": [None, "x"], "seeds": [0, 5]})
+    write_table(df, tmp_path, "nb", "g", META)
+    assert (tmp_path / "nb" / "g.csv").read_text().splitlines()[-2:] == ["floor,,,,0", "VSE++,0.25,,x,5"]
+    body = (tmp_path / "nb" / "g.md").read_text().split("\n\n", 1)[1].splitlines()
+    assert body[1:] == ["|:--------|-----------:|--------:|:-------|--------:|",   # a column of gaps alone stays right-aligned
+                        "| floor   |       -    |       - | -      |       0 |",
+                        "| VSE++   |       0.25 |       - | x      |       5 |"]
+    assert "nan" not in "".join(body)
 
 
 @pytest.mark.parametrize("v, decimals, shown", [(194.2533, 2, 194.3), (194.25, 2, 194.2), (0.12345, 2, 0.12),

@@ -128,18 +128,18 @@ def _plain(float_format: str, v: float) -> str:
 
 
 def _markdown(df: pd.DataFrame, float_format: str) -> str:
-    """``df`` as a Markdown table, floats at ``float_format``; a float column holding a value that format would
-    write with an exponent is written by :func:`_plain` instead (right-aligned, not re-parsed by tabulate)."""
-    big = [i for i, c in enumerate(df.columns) if pd.api.types.is_float_dtype(df[c])
-           and df[c].dropna().map(lambda v: "e+" in float_format % v).any()]
-    if not big:
-        return df.to_markdown(index=False, floatfmt=float_format.replace("%", ""))
-    shown = df.copy()
+    """``df`` as a Markdown table, floats at ``float_format`` and a gap (NaN, None) as "-", as :func:`styled` shows
+    it; a float column holding a value that format would write with an exponent is written by :func:`_plain`
+    instead, right-aligned and not re-parsed by tabulate, as is a float column of gaps alone."""
+    floats = [pd.api.types.is_float_dtype(df[c]) for c in df.columns]
+    big = [i for i, c in enumerate(df.columns) if floats[i] and df[c].dropna().map(lambda v: "e+" in float_format % v).any()]
+    shown = df.astype(object).where(df.notna(), None)    # tabulate writes None as missingval, a NaN as "nan"
     for i in big:
-        shown[df.columns[i]] = df.iloc[:, i].map(lambda v: "nan" if pd.isna(v) else _plain(float_format, v))
-    aligns = ["right" if i in big else "decimal" if pd.api.types.is_numeric_dtype(df[c]) else "left"
-              for i, c in enumerate(df.columns)]
-    return shown.to_markdown(index=False, floatfmt=float_format.replace("%", ""), disable_numparse=big, colalign=aligns)
+        shown.iloc[:, i] = [None if pd.isna(v) else _plain(float_format, v) for v in df.iloc[:, i]]
+    aligns = ["right" if i in big or (floats[i] and df[c].isna().all()) else "global" if not big
+              else "decimal" if pd.api.types.is_numeric_dtype(df[c]) else "left" for i, c in enumerate(df.columns)]
+    return shown.to_markdown(index=False, floatfmt=float_format.replace("%", ""), missingval="-", disable_numparse=big,
+                             colalign=aligns)
 
 
 def read_table(path: str | os.PathLike[str]) -> tuple[dict[str, str], pd.DataFrame]:
