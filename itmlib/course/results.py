@@ -48,25 +48,11 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
 def _header(meta: dict[str, Any]) -> list[str]:
-    lines = []
-    for k, v in meta.items():
-        if v is None:
-            continue
-        v = " ".join(str(v).split())  # one line per key
-        lines.append(f"{k}: {v}")
-    return lines
+    return [f"{k}: {' '.join(str(v).split())}" for k, v in meta.items() if v is not None]   # one line per key
 
 
-def write_table(
-    df: pd.DataFrame,
-    results_dir: str | os.PathLike[str],
-    notebook: str,
-    table: str,
-    meta: dict[str, Any],
-    *,
-    float_format: str = "%.4g",
-    decimals: int | None = None,
-) -> pd.DataFrame:
+def write_table(df: pd.DataFrame, results_dir: str | os.PathLike[str], notebook: str, table: str, meta: dict[str, Any], *,
+                float_format: str = "%.4g", decimals: int | None = None) -> pd.DataFrame:
     """Write ``df`` as ``<results_dir>/<notebook>/<table>.csv`` and ``.md`` with a header block.
 
     ``meta`` must hold at least ``data`` (which data the numbers came from),
@@ -136,10 +122,18 @@ def _markdown(df: pd.DataFrame, float_format: str) -> str:
     shown = df.astype(object).where(df.notna(), None)    # tabulate writes None as missingval, a NaN as "nan"
     for i in big:
         shown.iloc[:, i] = [None if pd.isna(v) else _plain(float_format, v) for v in df.iloc[:, i]]
-    aligns = ["right" if i in big or (floats[i] and df[c].isna().all()) else "global" if not big
-              else "decimal" if pd.api.types.is_numeric_dtype(df[c]) else "left" for i, c in enumerate(df.columns)]
     return shown.to_markdown(index=False, floatfmt=float_format.replace("%", ""), missingval="-", disable_numparse=big,
-                             colalign=aligns)
+                             colalign=[_align(df[c], i in big, floats[i], bool(big)) for i, c in enumerate(df.columns)])
+
+
+def _align(col: pd.Series, big: bool, is_float: bool, any_big: bool) -> str:
+    """A column's alignment in :func:`_markdown`: right for one written by :func:`_plain` or of gaps alone;
+    otherwise tabulate's own (``global``), unless some column is big: then decimal for numbers, left for words."""
+    if big or (is_float and col.isna().all()):
+        return "right"
+    if not any_big:
+        return "global"
+    return "decimal" if pd.api.types.is_numeric_dtype(col) else "left"
 
 
 def read_table(path: str | os.PathLike[str]) -> tuple[dict[str, str], pd.DataFrame]:
