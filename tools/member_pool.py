@@ -63,8 +63,10 @@ def home(nb: str) -> Any:
 def phase_one_groups(todo: list[tuple], p: dict, nb: str, ckpt_dir: str) -> list[list[tuple]]:
     """``todo`` grouped by the first-phase run they share (SSAMT's intra phase is one run per data subset,
     seed and text input, shared by every arm), groups in the order of their first member. The pool trains
-    one member per group first and the rest once that first phase is on disk: otherwise two workers would
-    train one first phase side by side, twice the work and two different starts for arms that share one.
+    one member per group first and the rest once that member has ended (its first phase is then on disk):
+    otherwise two workers would train one first phase side by side, twice the work and two different starts for
+    arms that share one. A pool of one group (a seed-0 probe) so leaves its other workers idle through the first
+    member's second phase; once the first phase is on disk, one pool per member trains the rest beside it.
     Likewise the runs of one arm and seed that differ only by their warm-up (a recipe probe's sweep), shortest
     first: a longer warm-up starts from the shorter one's state (:mod:`itmlib.training.warmup_branch`) - at
     once, beside it, where a shorter warm-up's state is already under ``ckpt_dir``."""
@@ -156,7 +158,7 @@ def _key(m: tuple) -> tuple:
 
 class Schedule:
     """The order the pool trains ``groups`` (:func:`phase_one_groups`) in: one member per group in order, the
-    rest of a group once its first member (its first phase) is on disk. With ``first`` (a predicate: the
+    rest of a group once its first member has ended (its first phase is on disk by then). With ``first`` (a predicate: the
     members whose records choose SAM's scarce fraction) and ``then`` (called once they are all done: the
     members that wait on that choice), the groups that neither choose nor wait are held back until ``then``
     has run, and its members go ahead of them: the arms on the chosen fraction (the headline claims) start
